@@ -1,0 +1,66 @@
+# hipath -- `make` builds build/hipath, `make test` runs every test,
+# `make demo` runs "Hi" through the default model. Each installs what is
+# missing first (scripts/deps.sh).
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -march=native
+SAN     ?=
+CFLAGS  += -std=c11 -g $(OPT) -Wall -Wextra -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)/gen $(SAN)
+LDLIBS  += -lpcre2-8 -lutf8proc -lcjson -lsqlite3 -lprotobuf-c -lmicrohttpd -lcurl -lpthread -lm
+LDFLAGS += -fopenmp $(SAN)
+
+PROTO   := trace/perfetto_trace.proto
+PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
+LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/cpu/*.c trace/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
+CLI_SRC := $(wildcard cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS_STAMP := $(BUILD)/.deps
+
+.PHONY: all deps test demo clean asan
+all: $(BUILD)/hipath $(TEST_BIN)
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/deps.sh
+	@sh scripts/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+$(PROTO_C): $(PROTO) | $(DEPS_STAMP)
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $(PROTO)
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -w -c $< -o $@
+
+# Sources that include the generated header must wait for it.
+$(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
+
+$(BUILD)/libhipath.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/hipath: $(CLI_OBJ) $(BUILD)/libhipath.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+
+# Every test: unit tests (cmocka), then the reference checks; one summary line.
+test: all
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	@sh tests/run.sh
+
+demo: $(BUILD)/hipath
+	$(BUILD)/hipath run "Hi"
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

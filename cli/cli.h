@@ -1,0 +1,15 @@
+/* cli.h -- the subcommands of build/hipath, one file each. */
+#ifndef HIPATH_CLI_H
+#define HIPATH_CLI_H
+
+int cmd_generate(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
+
+/* Print "hipath: <reason>" as one line on stderr; returns 1 (the exit code). */
+int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse a whole decimal number / float; 0 on success. */
+int parse_int(const char *s, long lo, long hi, long *out);
+int parse_float(const char *s, double lo, double hi, double *out);
+
+#endif

@@ -1,0 +1,196 @@
+/*
+ * cmd_generate.c -- `hipath generate`: a prompt in, tokens out, no server.
+ * The user message goes through the chat template and the tokenizer
+ * (layer 7), the engine (layer 6) prefills and decodes, the model (5) and
+ * operators (4) compute on the CPU.
+ */
+#include "cli/cli.h"
+#include "layers/scheduler/engine.h"
+#include "layers/tokenizer/tokenizer.h"
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char USAGE[] =
+    "usage: hipath generate --model DIR|FILE.gguf (--prompt TEXT | --prompt-ids 1,2,3) [options]\n"
+    "  --prompt TEXT        the user message; the chat template is applied\n"
+    "  --prompt-ids LIST    raw token ids, comma separated, no template\n"
+    "  --max-tokens N       tokens to generate (default 64)\n"
+    "  --temperature T      0 = greedy (default 0)\n"
+    "  --top-p P            nucleus sampling (default 1)\n"
+    "  --top-k K            keep the K most likely tokens (default 0 = off)\n"
+    "  --seed S             seed for sampling (default: from the clock)\n"
+    "  --top-logprobs K     report the K most likely alternatives per token (0-20)\n"
+    "  --json               print one JSON object instead of the text\n";
+
+typedef struct {
+    int json;
+    tokenizer *tok;
+    detok_stream ds;
+    char *text;           /* accumulated reply */
+    size_t len, cap;
+    cJSON *ids, *logprobs;
+} gen_out;
+
+static void append(gen_out *g, const char *s, int n) {
+    if (g->len + n + 1 > g->cap) {
+        g->cap = (g->len + n + 1) * 2;
+        g->text = realloc(g->text, g->cap);
+    }
+    memcpy(g->text + g->len, s, n);
+    g->len += n;
+    g->text[g->len] = 0;
+}
+
+static int on_token(request *r, const sample_result *s, void *user) {
+    gen_out *g = user;
+    cJSON_AddItemToArray(g->ids, cJSON_CreateNumber(s->id));
+    cJSON *lp = cJSON_CreateObject(), *top = cJSON_CreateArray();
+    cJSON_AddNumberToObject(lp, "id", s->id);
+    cJSON_AddNumberToObject(lp, "logprob", s->logprob);
+    for (int j = 0; j < s->n_top; j++) {
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber(s->top_id[j]));
+        cJSON_AddItemToArray(pair, cJSON_CreateNumber(s->top_logprob[j]));
+        cJSON_AddItemToArray(top, pair);
+    }
+    cJSON_AddItemToObject(lp, "top", top);
+    cJSON_AddItemToArray(g->logprobs, lp);
+    int stop = 0;
+    for (int i = 0; i < r->n_stop; i++) stop |= r->stop_ids[i] == s->id;
+    if (g->tok && !stop) {   /* the end-of-turn token is not part of the text */
+        char piece[256];
+        int n = detok_step(&g->ds, s->id, piece, sizeof piece);
+        if (n > 0) {
+            append(g, piece, n);
+            if (!g->json) { fwrite(piece, 1, n, stdout); fflush(stdout); }
+        }
+    }
+    return 0;
+}
+
+static int parse_ids(const char *s, int **ids, int *n) {
+    int cap = 16;
+    *ids = malloc(cap * sizeof **ids);
+    *n = 0;
+    for (const char *p = s; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 0x7fffffff || (*end && *end != ',')) return -1;
+        if (*n == cap) *ids = realloc(*ids, (cap *= 2) * sizeof **ids);
+        (*ids)[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return *n ? 0 : -1;
+}
+
+/* The user message through the chat template and the tokenizer. */
+static int encode_prompt(tokenizer *tok, const char *text, int **ids, int *n, char *err, int errlen) {
+    chat_message msg = { "user", text };
+    char *prompt = tokenizer_apply_chat(tok, &msg, 1);
+    if (!prompt) { snprintf(err, errlen, "chat template failed"); return -1; }
+    size_t len = strlen(prompt);
+    int cap = (int)len + 16;
+    *ids = malloc(cap * sizeof **ids);
+    *n = tokenizer_encode(tok, prompt, len, *ids, cap, err, errlen);
+    free(prompt);
+    return *n < 0 ? -1 : 0;
+}
+
+int cmd_generate(int argc, char **argv) {
+    static const struct option OPTS[] = {
+        { "model", 1, 0, 'm' }, { "prompt", 1, 0, 'p' }, { "prompt-ids", 1, 0, 'i' },
+        { "max-tokens", 1, 0, 'n' }, { "temperature", 1, 0, 't' }, { "top-p", 1, 0, 'P' },
+        { "top-k", 1, 0, 'k' }, { "seed", 1, 0, 's' }, { "top-logprobs", 1, 0, 'l' },
+        { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *model_path = NULL, *prompt = NULL, *prompt_ids = NULL;
+    long max_tokens = 64, top_k = 0, top_logprobs = 0, seed = -1;
+    double temperature = 0, top_p = 1;
+    int json = 0, o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        switch (o) {
+        case 'm': model_path = optarg; break;
+        case 'p': prompt = optarg; break;
+        case 'i': prompt_ids = optarg; break;
+        case 'n': if (parse_int(optarg, 1, 1 << 30, &max_tokens)) return fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, 100, &temperature)) return fail("--temperature must be a number >= 0, got '%s'", optarg); break;
+        case 'P': if (parse_float(optarg, 1e-6, 1, &top_p)) return fail("--top-p must be in (0, 1], got '%s'", optarg); break;
+        case 'k': if (parse_int(optarg, 0, 1 << 30, &top_k)) return fail("--top-k must be an integer >= 0, got '%s'", optarg); break;
+        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return fail("--seed must be an integer >= 0, got '%s'", optarg); break;
+        case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
+        case 'j': json = 1; break;
+        case 'h': fputs(USAGE, stdout); return 0;
+        default: return fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (!model_path) return fail("generate: --model is required");
+    if (!prompt == !prompt_ids) return fail("generate: give exactly one of --prompt or --prompt-ids");
+
+    char err[512];
+    model m;
+    if (model_load(&m, model_path, err, sizeof err)) return fail("%s", err);
+    gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
+    int *ids = NULL, n_ids = 0, rc = 1;
+    if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { fail("%s", err); goto out; }
+    if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
+    if (prompt && !g.tok) { fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
+    if (prompt && encode_prompt(g.tok, prompt, &ids, &n_ids, err, sizeof err)) { fail("%s", err); goto out; }
+    if (g.tok) detok_init(&g.ds, g.tok);
+    if (n_ids < 1) { fail("the prompt is empty"); goto out; }
+    if (n_ids + max_tokens > m.cfg.max_seq_len) {
+        fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
+    }
+
+    int stop_ids[16], n_stop = 0;
+    for (int i = 0; i < m.cfg.n_stop; i++) stop_ids[n_stop++] = m.cfg.stop_ids[i];
+    if (g.tok) n_stop += tokenizer_stop_ids(g.tok, stop_ids + n_stop, 16 - n_stop);
+
+    engine e;
+    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { fail("%s", err); goto out; }
+    request r = { .id = 0, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
+                  .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
+                  .top_logprobs = (int)top_logprobs, .n_stop = n_stop, .stop_ids = stop_ids,
+                  .on_token = on_token, .user = &g };
+    sampler_seed(&r.samp, seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL));
+    if (engine_generate(&e, &r, err, sizeof err)) { fail("%s", err); engine_free(&e); goto out; }
+    engine_free(&e);
+    if (g.tok) {
+        char tail[16];
+        int n = detok_flush(&g.ds, tail, sizeof tail);
+        if (n > 0) { append(&g, tail, n); if (!json) fwrite(tail, 1, n, stdout); }
+    }
+    double per_token = r.n_out > 1 ? r.decode_s / (r.n_out - 1) : 0;
+    if (json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddItemToObject(j, "prompt_ids", cJSON_CreateIntArray(ids, n_ids));
+        cJSON_AddItemToObject(j, "ids", g.ids);
+        cJSON_AddStringToObject(j, "text", g.text ? g.text : "");
+        cJSON_AddStringToObject(j, "finish_reason", r.finish);
+        cJSON_AddItemToObject(j, "logprobs", g.logprobs);
+        cJSON_AddNumberToObject(j, "prefill_s", r.prefill_s);
+        cJSON_AddNumberToObject(j, "decode_s_per_token", per_token);
+        g.ids = g.logprobs = NULL;
+        char *s = cJSON_PrintUnformatted(j);
+        puts(s);
+        free(s);
+        cJSON_Delete(j);
+    } else {
+        printf("\n");
+        fprintf(stderr, "[%d prompt tokens, %d generated, finish %s; prefill %.1f ms, decode %.2f ms/token]\n",
+                n_ids, r.n_out, r.finish, r.prefill_s * 1e3, per_token * 1e3);
+    }
+    rc = 0;
+out:
+    cJSON_Delete(g.ids);
+    cJSON_Delete(g.logprobs);
+    free(g.text);
+    free(ids);
+    if (g.tok) tokenizer_free(g.tok);
+    model_free(&m);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/*
+ * hipath.c -- the command line: one subcommand per job.
+ */
+#include "cli/cli.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int fail(const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *p = buf; *p; p++) if (*p == '\n') *p = ' ';   /* one line, always */
+    fprintf(stderr, "hipath: %s\n", buf);
+    return 1;
+}
+
+int parse_int(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_float(const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
+    *out = v;
+    return 0;
+}
+
+static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {
+    { "generate",   cmd_generate,   "run the model on a prompt (layers 7-4, no server)" },
+    { "tokenize",   cmd_tokenize,   "text on stdin -> token ids as a JSON array" },
+    { "detokenize", cmd_detokenize, "JSON array of ids on stdin -> text" },
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: hipath <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) fprintf(f, "  %-11s %s\n", CMDS[i].name, CMDS[i].help);
+    fprintf(f, "\n'hipath <command> --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
+    for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)
+        if (!strcmp(argv[1], CMDS[i].name)) return CMDS[i].fn(argc - 1, argv + 1);
+    return fail("unknown command '%s' (try 'hipath --help')", argv[1]);
+}

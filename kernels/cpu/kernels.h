@@ -1,0 +1,35 @@
+/*
+ * kernels.h -- layer 3, CPU twins: the loops that compute each operator.
+ * The HIP kernels in kernels/hip/ compute the same things on a GPU. All
+ * activations are f32; weights keep their stored dtype and are converted
+ * on the fly, row by row, never expanded whole.
+ */
+#ifndef HIPATH_KERNELS_CPU_H
+#define HIPATH_KERNELS_CPU_H
+
+#include "layers/tensor/tensor.h"
+#include "layers/tensor/kvcache.h"
+
+/* x[t] = E[ids[t]] */
+void k_embedding(float *x, const tensor *E, const int *ids, int T);
+/* o[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w, rows of n */
+void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps);
+/* y[T,N] = x[T,K] W[N,K]^T (+ b[N]); fp32 accumulate */
+void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
+/* Rotate each head of x[T, n_heads*head_dim] by its position. */
+void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+/* Store k, v rows [n, kv_dim] at positions pos0.. of sequence s, layer l. */
+void k_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
+/* Causal attention of n query rows (positions pos0..pos0+n-1) over the
+ * sequence's cached K/V, online softmax block by block (FlashAttention's
+ * idea: the score matrix is never stored). out, q: [n, n_heads*head_dim]. */
+void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
+                 int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+/* g = silu(g) * u */
+void k_silu_mul(float *g, const float *u, int n);
+/* x += y */
+void k_add(float *x, const float *y, int n);
+/* In place softmax over n */
+void k_softmax(float *x, int n);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * ops.h -- layer 4, the operator library: the operators a transformer is
+ * built from. Each call records one trace event with the FLOPs and bytes
+ * its shapes imply (so arithmetic intensity is a query away), then runs
+ * the kernel on the backend.
+ */
+#ifndef HIPATH_OPS_H
+#define HIPATH_OPS_H
+
+#include "layers/tensor/tensor.h"
+#include "layers/tensor/kvcache.h"
+#include <stdint.h>
+
+/* Which request and step the following ops belong to (for the trace). */
+void ops_set_where(int64_t req, int64_t step);
+
+void op_embedding(float *x, const tensor *E, const int *ids, int T);
+void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
+/* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */
+void op_matmul(const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
+void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
+void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
+                  int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+void op_silu_mul(float *g, const float *u, int T, int n);
+void op_add(const char *name, float *x, const float *y, int T, int n);
+
+#endif

@@ -1,0 +1,71 @@
+/* sample.c -- temperature, top-k, top-p, and logprobs. */
+#include "layers/ops/sample.h"
+#include "trace/trace.h"
+#include <math.h>
+#include <stdlib.h>
+
+void sampler_seed(sampler *s, uint64_t seed) { s->rng = seed * 0x9E3779B97F4A7C15ull + 1; }
+
+static float uniform01(sampler *s) {          /* xorshift64*, top 24 bits */
+    s->rng ^= s->rng >> 12; s->rng ^= s->rng << 25; s->rng ^= s->rng >> 27;
+    return (float)((s->rng * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
+}
+
+typedef struct { float p; int id; } cand;
+static int by_p_desc(const void *a, const void *b) {
+    float x = ((const cand *)a)->p, y = ((const cand *)b)->p;
+    return (x < y) - (x > y);
+}
+
+void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
+    trace_where w = { .layer = L_OPS, .dir = DIR_UP, .req = -1, .step = -1, .clock = CLOCK_MEASURED };
+    trace_arg a[] = { TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p), TA_INT("top_k", s->top_k),
+                      TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab) };
+    trace_begin(w, "sample", 5, a);
+    /* log_softmax of the raw logits */
+    float m = logits[0];
+    for (int i = 1; i < vocab; i++) m = logits[i] > m ? logits[i] : m;
+    double z = 0;
+    for (int i = 0; i < vocab; i++) z += exp((double)logits[i] - m);
+    float lse = m + (float)log(z);
+
+    if (n_top > MAX_TOP_LOGPROBS) n_top = MAX_TOP_LOGPROBS;
+    if (n_top > vocab) n_top = vocab;
+    r->n_top = n_top;
+    for (int j = 0; j < n_top; j++) r->top_id[j] = -1;
+    for (int i = 0; i < vocab; i++) {   /* insertion into a short sorted list */
+        int j = n_top;
+        while (j > 0 && (r->top_id[j - 1] < 0 || logits[i] > logits[r->top_id[j - 1]])) j--;
+        if (j >= n_top) continue;
+        for (int k = n_top - 1; k > j; k--) r->top_id[k] = r->top_id[k - 1];
+        r->top_id[j] = i;
+    }
+    for (int j = 0; j < n_top; j++) r->top_logprob[j] = logits[r->top_id[j]] - lse;
+
+    int id = 0;
+    if (s->temperature <= 0) {
+        for (int i = 1; i < vocab; i++) if (logits[i] > logits[id]) id = i;
+    } else {
+        cand *c = (cand *)work;            /* 2*vocab floats hold vocab cands */
+        double sum = 0;
+        for (int i = 0; i < vocab; i++) { c[i].id = i; c[i].p = expf((logits[i] - m) / s->temperature); sum += c[i].p; }
+        for (int i = 0; i < vocab; i++) c[i].p = (float)(c[i].p / sum);
+        /* Sort only candidates that can be in the nucleus: any token with
+         * p < (1 - top_p) / (vocab - 1) cannot (llama2.c's trick). */
+        int n = 0;
+        float cut = s->top_p < 1 ? (1 - s->top_p) / (vocab - 1) : 0;
+        for (int i = 0; i < vocab; i++) if (c[i].p >= cut) c[n++] = c[i];
+        qsort(c, (size_t)n, sizeof *c, by_p_desc);
+        if (s->top_k > 0 && s->top_k < n) n = s->top_k;
+        double cum = 0;
+        int keep = n;
+        for (int i = 0; i < n; i++) { cum += c[i].p; if (s->top_p < 1 && cum >= s->top_p) { keep = i + 1; break; } }
+        float u = uniform01(s) * (float)cum, acc = 0;
+        id = c[keep - 1].id;
+        for (int i = 0; i < keep; i++) { acc += c[i].p; if (u < acc) { id = c[i].id; break; } }
+    }
+    r->id = id;
+    r->logprob = logits[id] - lse;
+    trace_arg e[] = { TA_INT("id", id), TA_DBL("logprob", r->logprob) };
+    trace_end(w, 2, e);
+}

@@ -1,0 +1,82 @@
+/*
+ * bind.c -- layer 5: find every tensor the architecture needs by its
+ * Hugging Face name and check its shape against the config.
+ */
+#include "layers/tensor/model.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { model *m; char *err; int errlen; } binder;
+
+static const tensor *need(binder *b, const char *name, int64_t d0, int64_t d1) {
+    const tensor *t = weights_find(&b->m->files, name);
+    if (!t) { snprintf(b->err, b->errlen, "%s: missing tensor %s", b->m->path, name); return NULL; }
+    int ndim = d1 ? 2 : 1;
+    if (t->ndim != ndim || t->shape[0] != d0 || (d1 && t->shape[1] != d1)) {
+        snprintf(b->err, b->errlen, "%s: tensor %s has shape [%lld%s%lld], config says [%lld%s%lld]",
+                 b->m->path, name, (long long)t->shape[0], t->ndim > 1 ? ", " : "",
+                 t->ndim > 1 ? (long long)t->shape[1] : 0LL, (long long)d0, d1 ? ", " : "", (long long)d1);
+        return NULL;
+    }
+    if (t->dt == DT_I32 || (d1 && d1 % dtype_block(t->dt))) {
+        snprintf(b->err, b->errlen, "%s: tensor %s has unusable dtype %s", b->m->path, name, dtype_name(t->dt));
+        return NULL;
+    }
+    return t;
+}
+
+/* A vector converted once to f32 (norm weights, biases). */
+static const float *need_vec(binder *b, const char *name, int64_t n) {
+    const tensor *t = need(b, name, n, 0);
+    if (!t) return NULL;
+    model *m = b->m;
+    float *v = malloc((size_t)n * sizeof *v);
+    float **s = realloc(m->small, (size_t)(m->nsmall + 1) * sizeof *s);
+    if (!v || !s) { free(v); snprintf(b->err, b->errlen, "out of memory"); return NULL; }
+    m->small = s;
+    m->small[m->nsmall++] = v;
+    row_to_f32(v, t->data, t->dt, n);
+    return v;
+}
+
+#define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)
+
+int model_bind(model *m, char *err, int errlen) {
+    binder b = { m, err, errlen };
+    const model_config *c = &m->cfg;
+    int64_t dim = c->dim, q_dim = (int64_t)c->n_heads * c->head_dim, kv_dim = (int64_t)c->n_kv_heads * c->head_dim;
+    char name[128];
+    m->w.tok_emb = need(&b, "model.embed_tokens.weight", c->vocab_size, dim);
+    m->w.final_norm = m->w.tok_emb ? need_vec(&b, "model.norm.weight", dim) : NULL;
+    if (!m->w.final_norm) return -1;
+    m->w.lm_head = c->tied && !weights_find(&m->files, "lm_head.weight") ? m->w.tok_emb
+                                                                          : need(&b, "lm_head.weight", c->vocab_size, dim);
+    if (!m->w.lm_head) return -1;
+    m->w.layer = calloc((size_t)c->n_layers, sizeof *m->w.layer);
+    if (!m->w.layer) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (int l = 0; l < c->n_layers; l++) {
+        layer_weights *L = &m->w.layer[l];
+        const char *p = "model.layers";
+        if (!(L->attn_norm = need_vec(&b, NAME("%s.%d.input_layernorm.weight", p, l), dim)) ||
+            !(L->wq = need(&b, NAME("%s.%d.self_attn.q_proj.weight", p, l), q_dim, dim)) ||
+            !(L->wk = need(&b, NAME("%s.%d.self_attn.k_proj.weight", p, l), kv_dim, dim)) ||
+            !(L->wv = need(&b, NAME("%s.%d.self_attn.v_proj.weight", p, l), kv_dim, dim)) ||
+            !(L->wo = need(&b, NAME("%s.%d.self_attn.o_proj.weight", p, l), dim, q_dim)) ||
+            !(L->ffn_norm = need_vec(&b, NAME("%s.%d.post_attention_layernorm.weight", p, l), dim)) ||
+            !(L->w_gate = need(&b, NAME("%s.%d.mlp.gate_proj.weight", p, l), c->hidden_dim, dim)) ||
+            !(L->w_up = need(&b, NAME("%s.%d.mlp.up_proj.weight", p, l), c->hidden_dim, dim)) ||
+            !(L->w_down = need(&b, NAME("%s.%d.mlp.down_proj.weight", p, l), dim, c->hidden_dim)))
+            return -1;
+        if (c->qkv_bias &&
+            (!(L->bq = need_vec(&b, NAME("%s.%d.self_attn.q_proj.bias", p, l), q_dim)) ||
+             !(L->bk = need_vec(&b, NAME("%s.%d.self_attn.k_proj.bias", p, l), kv_dim)) ||
+             !(L->bv = need_vec(&b, NAME("%s.%d.self_attn.v_proj.bias", p, l), kv_dim))))
+            return -1;
+        if (c->qk_norm &&
+            (!(L->q_norm = need_vec(&b, NAME("%s.%d.self_attn.q_norm.weight", p, l), c->head_dim)) ||
+             !(L->k_norm = need_vec(&b, NAME("%s.%d.self_attn.k_norm.weight", p, l), c->head_dim))))
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,112 @@
+/*
+ * forward.c -- layer 5: the transformer, one step at a time.
+ * Reads like the math: x = embed(tokens); per layer
+ *   x += Wo . attention(rope(Wq . norm(x)), rope(Wk . norm(x)), Wv . norm(x))
+ *   x += Wdown . (silu(Wgate . norm(x)) * Wup . norm(x))
+ * then logits = Wlm . norm(x) for each sequence's last token.
+ */
+#include "layers/tensor/forward.h"
+#include "layers/ops/ops.h"
+#include "trace/trace.h"
+#include <stdlib.h>
+#include <string.h>
+
+int forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs) {
+    memset(s, 0, sizeof *s);
+    size_t T = (size_t)max_tokens, q_dim = (size_t)c->n_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
+    s->max_tokens = max_tokens; s->max_seqs = max_seqs;
+    s->x = malloc(T * c->dim * sizeof(float));
+    s->xb = malloc(T * ((size_t)c->dim > q_dim ? (size_t)c->dim : q_dim) * sizeof(float));
+    s->q = malloc(T * q_dim * sizeof(float));
+    s->k = malloc(T * kv_dim * sizeof(float));
+    s->v = malloc(T * kv_dim * sizeof(float));
+    s->att = malloc(T * q_dim * sizeof(float));
+    s->gate = malloc(T * c->hidden_dim * sizeof(float));
+    s->up = malloc(T * c->hidden_dim * sizeof(float));
+    s->xlast = malloc((size_t)max_seqs * c->dim * sizeof(float));
+    s->logits = malloc((size_t)max_seqs * c->vocab_size * sizeof(float));
+    s->pos = malloc(T * sizeof(int));
+    if (!s->x || !s->xb || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->xlast || !s->logits || !s->pos) {
+        forward_state_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+void forward_state_free(forward_state *s) {
+    free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
+    free(s->gate); free(s->up); free(s->xlast); free(s->logits); free(s->pos);
+    memset(s, 0, sizeof *s);
+}
+
+static trace_where where5(int64_t step) {
+    return (trace_where){ .layer = L_TENSOR, .dir = DIR_DOWN, .req = -1, .step = step, .clock = CLOCK_MEASURED };
+}
+
+int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step) {
+    const model_config *c = &m->cfg;
+    int T = 0, n_logits = 0;
+    for (int i = 0; i < n_seqs; i++) { T += seqs[i].n; n_logits += seqs[i].logits != NULL; }
+    if (T > s->max_tokens || n_logits > s->max_seqs || T == 0) return -1;
+    int dim = c->dim, hd = c->head_dim, q_dim = c->n_heads * hd, kv_dim = c->n_kv_heads * hd;
+    int adjacent = c->rope == ROPE_ADJACENT;
+
+    trace_arg a[] = { TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim), TA_STR("x_dtype", "f32"),
+                      TA_STR("w_dtype", dtype_name(m->w.lm_head->dt)) };
+    trace_begin(where5(step), "forward", 5, a);
+    ops_set_where(-1, step);
+
+    /* Stack every sequence's new tokens; positions continue each cache. */
+    int *ids = malloc((size_t)T * sizeof *ids);
+    if (!ids) { trace_end(where5(step), 0, NULL); return -1; }
+    for (int i = 0, t = 0; i < n_seqs; i++)
+        for (int j = 0; j < seqs[i].n; j++, t++) { ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
+    op_embedding(s->x, m->w.tok_emb, ids, T);
+    free(ids);
+
+    for (int l = 0; l < c->n_layers; l++) {
+        const layer_weights *L = &m->w.layer[l];
+        trace_arg la[] = { TA_INT("layer", l) };
+        trace_begin(where5(step), "layer", 1, la);
+
+        op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
+        op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
+        op_matmul("k_proj", s->k, s->xb, L->wk, L->bk, T);
+        op_matmul("v_proj", s->v, s->xb, L->wv, L->bv, T);
+        if (c->qk_norm) {   /* qwen3: RMSNorm each head of q and k before RoPE */
+            op_rmsnorm("q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);
+            op_rmsnorm("k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
+        }
+        op_rope(s->q, T, c->n_heads, hd, s->pos, c->rope_theta, adjacent);
+        op_rope(s->k, T, c->n_kv_heads, hd, s->pos, c->rope_theta, adjacent);
+        for (int i = 0, t = 0; i < n_seqs; t += seqs[i].n, i++) {
+            op_kv_append(kv, seqs[i].kv, l, s->pos[t], s->k + (size_t)t * kv_dim, s->v + (size_t)t * kv_dim, seqs[i].n);
+            op_attention(s->att + (size_t)t * q_dim, s->q + (size_t)t * q_dim, kv, seqs[i].kv, l, s->pos[t],
+                         seqs[i].n, c->n_heads, c->n_kv_heads, hd);
+        }
+        op_matmul("o_proj", s->xb, s->att, L->wo, NULL, T);
+        op_add("residual", s->x, s->xb, T, dim);
+
+        op_rmsnorm("ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
+        op_matmul("gate_proj", s->gate, s->xb, L->w_gate, NULL, T);
+        op_matmul("up_proj", s->up, s->xb, L->w_up, NULL, T);
+        op_silu_mul(s->gate, s->up, T, c->hidden_dim);
+        op_matmul("down_proj", s->xb, s->gate, L->w_down, NULL, T);
+        op_add("residual", s->x, s->xb, T, dim);
+
+        trace_end(where5(step), 0, NULL);
+    }
+    for (int i = 0; i < n_seqs; i++) seqs[i].kv->len += seqs[i].n;
+
+    /* The LM head runs only for the rows that need logits. */
+    if (n_logits) {
+        for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
+            if (seqs[i].logits) memcpy(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float));
+        op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
+        op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
+        for (int i = 0, r = 0; i < n_seqs; i++)
+            if (seqs[i].logits) memcpy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float));
+    }
+    trace_end(where5(step), 0, NULL);
+    return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * forward.h -- layer 5: one engine step of the transformer.
+ *
+ * A step takes new tokens from one or more sequences (a prompt being
+ * prefilled, or the last sampled token of a sequence being decoded),
+ * stacks them into one [T, dim] activation so every linear layer is one
+ * matrix-matrix pass over the weights, and attends per sequence against
+ * its paged KV cache.
+ */
+#ifndef HIPATH_FORWARD_H
+#define HIPATH_FORWARD_H
+
+#include "layers/tensor/model.h"
+#include "layers/tensor/kvcache.h"
+
+typedef struct {
+    const int *tokens;   /* this step's new tokens */
+    int n;
+    kv_seq *kv;          /* the sequence's cache; caller reserved room for n more */
+    float *logits;       /* [vocab]: logits of the last new token, or NULL */
+} seq_step;
+
+/* Activation buffers, sized once for the largest step. */
+typedef struct {
+    int max_tokens, max_seqs;
+    float *x, *xb, *q, *k, *v, *att, *gate, *up;   /* [T, ...] */
+    float *xlast, *logits;                          /* [seqs, dim], [seqs, vocab] */
+    int *pos;
+} forward_state;
+
+int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);
+void forward_state_free(forward_state *s);
+
+/* Run one step. Returns 0, or -1 if the step is larger than the state. */
+int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step);
+
+#endif

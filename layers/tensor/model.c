@@ -1,0 +1,168 @@
+/*
+ * model.c -- layer 5: load a checkpoint and bind its tensors to the model.
+ */
+#include "layers/tensor/model.h"
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static int file_exists(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISREG(st.st_mode); }
+
+static cJSON *read_json(const char *path, char *err, int errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return NULL; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); snprintf(err, errlen, "%s: read failed", path); return NULL; }
+    fclose(f);
+    buf[n] = 0;
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    if (!j) snprintf(err, errlen, "%s: not valid JSON", path);
+    return j;
+}
+
+/* An int field; -1 when absent. `need` makes absence an error. */
+static int get_int(cJSON *j, const char *key, int need, const char *path, int *out, char *err, int errlen) {
+    cJSON *v = cJSON_GetObjectItem(j, key);
+    if (!cJSON_IsNumber(v)) {
+        if (need) { snprintf(err, errlen, "%s: missing or non-numeric field %s", path, key); return -1; }
+        *out = -1; return 0;
+    }
+    if (v->valuedouble < 0 || v->valuedouble > 1e9) { snprintf(err, errlen, "%s: field %s out of range", path, key); return -1; }
+    *out = v->valueint;
+    return 0;
+}
+
+static void add_stop_ids(model_config *c, cJSON *v) {
+    cJSON *e;
+    if (cJSON_IsNumber(v)) { if (c->n_stop < MAX_STOP_IDS) c->stop_ids[c->n_stop++] = v->valueint; return; }
+    cJSON_ArrayForEach(e, v) add_stop_ids(c, e);
+}
+
+static int parse_config(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
+    static const struct { const char *hf, *name; enum arch a; } ARCHS[] = {
+        { "LlamaForCausalLM", "llama", ARCH_LLAMA },
+        { "Qwen2ForCausalLM", "qwen2", ARCH_QWEN2 },
+        { "Qwen3ForCausalLM", "qwen3", ARCH_QWEN3 } };
+    cJSON *archs = cJSON_GetObjectItem(j, "architectures");
+    const char *a = cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0))
+                    ? cJSON_GetArrayItem(archs, 0)->valuestring : "(none)";
+    int found = 0;
+    for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
+        if (!strcmp(a, ARCHS[i].hf)) { c->arch = ARCHS[i].a; c->arch_name = ARCHS[i].name; found = 1; }
+    if (!found) { snprintf(err, errlen, "%s: architecture %s is not supported (llama, qwen2, qwen3)", path, a); return -1; }
+    if (get_int(j, "hidden_size", 1, path, &c->dim, err, errlen) ||
+        get_int(j, "intermediate_size", 1, path, &c->hidden_dim, err, errlen) ||
+        get_int(j, "num_hidden_layers", 1, path, &c->n_layers, err, errlen) ||
+        get_int(j, "num_attention_heads", 1, path, &c->n_heads, err, errlen) ||
+        get_int(j, "vocab_size", 1, path, &c->vocab_size, err, errlen) ||
+        get_int(j, "num_key_value_heads", 0, path, &c->n_kv_heads, err, errlen) ||
+        get_int(j, "head_dim", 0, path, &c->head_dim, err, errlen) ||
+        get_int(j, "max_position_embeddings", 0, path, &c->max_seq_len, err, errlen) ||
+        get_int(j, "bos_token_id", 0, path, &c->bos_id, err, errlen))
+        return -1;
+    if (c->n_kv_heads < 0) c->n_kv_heads = c->n_heads;
+    if (c->max_seq_len < 0) c->max_seq_len = 2048;
+    if (c->head_dim < 0) c->head_dim = c->n_heads ? c->dim / c->n_heads : 0;
+    if (!c->dim || !c->n_heads || !c->n_kv_heads || c->n_heads % c->n_kv_heads || !c->head_dim || !c->vocab_size || !c->n_layers || !c->hidden_dim) {
+        snprintf(err, errlen, "%s: inconsistent sizes (hidden %d, heads %d, kv heads %d, head_dim %d)", path, c->dim, c->n_heads, c->n_kv_heads, c->head_dim);
+        return -1;
+    }
+    if (c->head_dim % 2) { snprintf(err, errlen, "%s: head_dim %d is odd; RoPE needs pairs", path, c->head_dim); return -1; }
+    cJSON *v = cJSON_GetObjectItem(j, "rope_theta");
+    c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
+    v = cJSON_GetObjectItem(j, "rms_norm_eps");
+    c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
+    v = cJSON_GetObjectItem(j, "rope_scaling");
+    if (v && !cJSON_IsNull(v)) { snprintf(err, errlen, "%s: rope_scaling is not supported", path); return -1; }
+    v = cJSON_GetObjectItem(j, "tie_word_embeddings");
+    c->tied = cJSON_IsBool(v) ? cJSON_IsTrue(v) : 0;
+    c->qkv_bias = c->arch == ARCH_QWEN2;
+    c->qk_norm = c->arch == ARCH_QWEN3;
+    c->rope = ROPE_HALF;
+    add_stop_ids(c, cJSON_GetObjectItem(j, "eos_token_id"));
+    return 0;
+}
+
+static int load_shards(model *m, const char *dir, char *err, int errlen) {
+    char *single = join(dir, "model.safetensors"), *index = join(dir, "model.safetensors.index.json");
+    int rc = -1;
+    if (file_exists(single)) rc = safetensors_add(&m->files, single, err, errlen);
+    else if (file_exists(index)) {
+        cJSON *j = read_json(index, err, errlen), *map = j ? cJSON_GetObjectItem(j, "weight_map") : NULL, *e;
+        if (j && !cJSON_IsObject(map)) snprintf(err, errlen, "%s: missing weight_map", index);
+        else if (j) {
+            rc = 0;
+            cJSON_ArrayForEach(e, map) {    /* each shard once, in order of first mention */
+                if (!cJSON_IsString(e) || strchr(e->valuestring, '/')) { snprintf(err, errlen, "%s: bad shard name for %s", index, e->string); rc = -1; break; }
+                char *p = join(dir, e->valuestring);
+                int seen = 0;
+                for (int i = 0; i < m->files.nfiles; i++) seen |= !strcmp(m->files.file[i].path, p);
+                if (!seen) rc = safetensors_add(&m->files, p, err, errlen);
+                free(p);
+                if (rc) break;
+            }
+        }
+        cJSON_Delete(j);
+    } else snprintf(err, errlen, "%s: no model.safetensors or model.safetensors.index.json", dir);
+    free(single); free(index);
+    return rc;
+}
+
+int model_load_hf(model *m, const char *dir, char *err, int errlen) {
+    char *cfg_path = join(dir, "config.json"), *gen_path = join(dir, "generation_config.json"),
+         *tok_path = join(dir, "tokenizer.json");
+    int rc = -1;
+    cJSON *j = read_json(cfg_path, err, errlen);
+    if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
+        if (file_exists(gen_path)) {
+            cJSON *g = read_json(gen_path, err, errlen);
+            if (g) add_stop_ids(&m->cfg, cJSON_GetObjectItem(g, "eos_token_id"));
+            cJSON_Delete(g);
+        }
+        if (file_exists(tok_path)) { m->tokenizer_path = tok_path; tok_path = NULL; }
+        rc = load_shards(m, dir, err, errlen);
+    }
+    cJSON_Delete(j);
+    free(cfg_path); free(gen_path); free(tok_path);
+    return rc;
+}
+
+int model_load(model *m, const char *path, char *err, int errlen) {
+    memset(m, 0, sizeof *m);
+    m->path = strdup(path);
+    size_t n = strlen(path);
+    int rc = n > 5 && !strcmp(path + n - 5, ".gguf") ? model_load_gguf(m, path, err, errlen)
+                                                    : model_load_hf(m, path, err, errlen);
+    if (rc == 0) rc = model_bind(m, err, errlen);
+    if (rc) model_free(m);
+    return rc;
+}
+
+void model_free(model *m) {
+    for (int i = 0; i < m->nsmall; i++) free(m->small[i]);
+    free(m->small);
+    free(m->w.layer);
+    weights_free(&m->files);
+    free(m->path);
+    free(m->tokenizer_path);
+    memset(m, 0, sizeof *m);
+}
+
+int64_t model_params(const model *m) {
+    int64_t n = 0;
+    for (int i = 0; i < m->files.n; i++) n += tensor_numel(&m->files.t[i]);
+    return n;
+}

@@ -1,0 +1,82 @@
+/*
+ * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3):
+ * its configuration, its weights, and loading them from a checkpoint.
+ */
+#ifndef HIPATH_MODEL_H
+#define HIPATH_MODEL_H
+
+#include "layers/tensor/weights.h"
+
+enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+/* How RoPE pairs the dimensions of a head: HF checkpoints rotate the two
+ * halves (i, i + d/2); llama.cpp's GGUF permutes Q/K rows so pairs are
+ * adjacent (2i, 2i + 1). Using the wrong one gives fluent nonsense. */
+enum rope_style { ROPE_HALF, ROPE_ADJACENT };
+
+#define MAX_STOP_IDS 8
+
+typedef struct {
+    enum arch arch;
+    const char *arch_name;  /* "llama", "qwen2", "qwen3" */
+    int dim;                /* hidden_size */
+    int hidden_dim;         /* intermediate_size (FFN) */
+    int n_layers;
+    int n_heads;
+    int n_kv_heads;
+    int head_dim;
+    int vocab_size;
+    int max_seq_len;        /* max_position_embeddings */
+    float rope_theta;
+    float norm_eps;
+    enum rope_style rope;
+    int tied;               /* lm_head shares token embeddings */
+    int qkv_bias;           /* qwen2 */
+    int qk_norm;            /* qwen3 */
+    int bos_id;             /* -1 none */
+    int n_stop;
+    int stop_ids[MAX_STOP_IDS];
+} model_config;
+
+/* Matrices stay in the mmap'd file; the small vectors (norm weights,
+ * biases) are converted to f32 once at load. */
+typedef struct {
+    const float *attn_norm, *ffn_norm;    /* [dim] */
+    const tensor *wq, *wk, *wv, *wo;      /* [out, in] */
+    const tensor *w_gate, *w_up, *w_down;
+    const float *bq, *bk, *bv;            /* qwen2 */
+    const float *q_norm, *k_norm;         /* qwen3, [head_dim] */
+} layer_weights;
+
+typedef struct {
+    const tensor *tok_emb;   /* [vocab, dim] */
+    layer_weights *layer;    /* [n_layers] */
+    const float *final_norm;
+    const tensor *lm_head;   /* [vocab, dim], == tok_emb when tied */
+} model_weights;
+
+typedef struct {
+    model_config cfg;
+    model_weights w;
+    weights files;
+    char *path;              /* the folder or .gguf file */
+    char *tokenizer_path;    /* tokenizer.json, or NULL */
+    float **small;           /* the f32 vectors, owned */
+    int nsmall;
+} model;
+
+/* Load a Hugging Face folder (config.json + safetensors) or a .gguf file.
+ * Every tensor's shape is checked against the config. 0, or -1 with a
+ * one-line reason naming the file and tensor. */
+int  model_load(model *m, const char *path, char *err, int errlen);
+void model_free(model *m);
+
+/* Parameters and weight bytes (as stored). */
+int64_t model_params(const model *m);
+
+/* The loaders fill m->cfg and m->files; model_bind() then finds and checks
+ * every tensor by its HF name. */
+int model_load_hf(model *m, const char *dir, char *err, int errlen);
+int model_load_gguf(model *m, const char *file, char *err, int errlen);
+int model_bind(model *m, char *err, int errlen);
+
+#endif

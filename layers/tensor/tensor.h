@@ -1,0 +1,46 @@
+/*
+ * tensor.h -- layer 5: what a tensor is.
+ *
+ * A tensor here is a view: a name, a dtype, a shape and a pointer to bytes
+ * that usually live in an mmap'd weights file. Row-major; shape[0] is the
+ * slowest dimension, so a linear weight W has shape [out, in] as in HF.
+ */
+#ifndef HIPATH_TENSOR_H
+#define HIPATH_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    DT_F32, DT_F16, DT_BF16,
+    DT_Q8_0, DT_Q4_0, DT_Q4_1,     /* GGUF block formats, 32 weights a block */
+    DT_I32, DT_COUNT
+} dtype;
+
+typedef struct {
+    const char *name;
+    dtype dt;
+    int ndim;
+    int64_t shape[4];
+    const void *data;
+    size_t nbytes;
+} tensor;
+
+const char *dtype_name(dtype dt);
+/* Bytes for n consecutive elements of a row (n a multiple of the block size
+ * for block formats). */
+size_t dtype_row_bytes(dtype dt, int64_t n);
+int    dtype_block(dtype dt);          /* elements per block: 1 or 32 */
+int64_t tensor_numel(const tensor *t);
+
+static inline float bf16_to_f32(uint16_t h) {
+    union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
+    return v.f;
+}
+float    f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+
+/* Dequantize or convert row `n` elements starting at `src` into f32. */
+void row_to_f32(float *dst, const void *src, dtype dt, int64_t n);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * weights.h -- layer 5: the named tensors of a checkpoint, mmap'd.
+ *
+ * A checkpoint is one or more files (safetensors shards, or one GGUF file);
+ * every tensor in them lands in one table, looked up by name.
+ */
+#ifndef HIPATH_WEIGHTS_H
+#define HIPATH_WEIGHTS_H
+
+#include "layers/tensor/tensor.h"
+
+#define WEIGHTS_MAX_FILES 64
+
+typedef struct {
+    int n, cap;
+    tensor *t;                      /* names are owned (malloc'd) */
+    int nfiles;
+    struct { char *path; void *map; size_t size; } file[WEIGHTS_MAX_FILES];
+} weights;
+
+/* Map one safetensors file and add its tensors. Every header field is
+ * checked against the file: offsets inside the data, no overlap, byte count
+ * equal to shape x dtype size. Returns 0, or -1 with a one-line reason. */
+int safetensors_add(weights *w, const char *path, char *err, int errlen);
+const tensor *weights_find(const weights *w, const char *name);
+size_t weights_bytes(const weights *w);
+void weights_free(weights *w);
+
+/* mmap a whole file read-only; used by the loaders. */
+int weights_map_file(weights *w, const char *path, const void **data, size_t *size,
+                     char *err, int errlen);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * tokenizer.h -- layer 7: text <-> token ids.
+ *
+ * Byte-level BPE as Hugging Face's tokenizer.json describes it: NFC
+ * normalizer, Split regex pre-tokenizer (PCRE2, Unicode classes), ByteLevel
+ * byte->char mapping, ranked merges, added/special tokens matched first.
+ * Decoding is incremental and UTF-8 safe, so text can stream.
+ */
+#ifndef HIPATH_TOKENIZER_H
+#define HIPATH_TOKENIZER_H
+
+#include <stddef.h>
+
+typedef struct tokenizer tokenizer;
+
+/* Load tokenizer.json (and, when present, tokenizer_config.json in the same
+ * folder for the chat template and special tokens). NULL on failure with a
+ * one-line reason in err naming the file and field. */
+tokenizer *tokenizer_load(const char *tokenizer_json, char *err, int errlen);
+void tokenizer_free(tokenizer *t);
+
+int tokenizer_vocab_size(const tokenizer *t);   /* highest id + 1 */
+/* Id of a token string (e.g. "<|im_end|>"), or -1. */
+int tokenizer_token_id(const tokenizer *t, const char *token);
+
+/* Encode UTF-8 text. Returns the number of ids written into ids[] (at most
+ * max_ids), or -1 with a reason (e.g. invalid UTF-8) in err. When the text
+ * has more than max_ids tokens, returns the full count without writing past
+ * max_ids, so callers can size a buffer and retry. */
+int tokenizer_encode(const tokenizer *t, const char *text, size_t len,
+                     int *ids, int max_ids, char *err, int errlen);
+
+/* Bytes of one token (after undoing the ByteLevel mapping). NULL if the id
+ * is out of range. *len receives the length. Not NUL-terminated. */
+const char *tokenizer_token_bytes(const tokenizer *t, int id, size_t *len);
+
+/* Incremental decoder: feed ids one at a time, get the text that became
+ * complete. A token that ends mid-character keeps its bytes until the
+ * character completes. */
+typedef struct {
+    const tokenizer *t;
+    char pending[8];
+    int npending;
+} detok_stream;
+void detok_init(detok_stream *s, const tokenizer *t);
+/* Append the newly completed UTF-8 text for `id` to out (at most cap bytes,
+ * NUL-terminated); returns its length, or -1 if the id is out of range. */
+int  detok_step(detok_stream *s, int id, char *out, int cap);
+/* Bytes still pending at the end (an incomplete character) are replaced by
+ * U+FFFD, as HF does. Returns the length written. */
+int  detok_flush(detok_stream *s, char *out, int cap);
+
+/* Chat template. A message list in, the prompt text out (with the
+ * assistant header appended so the model answers). The template family is
+ * picked from tokenizer_config.json's chat_template (ChatML or Llama-3),
+ * falling back to ChatML. Returns a malloc'd string or NULL. */
+typedef struct { const char *role; const char *content; } chat_message;
+char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n);
+
+/* End-of-turn / end-of-text ids this tokenizer knows (<|im_end|>,
+ * <|endoftext|>, <|eot_id|>...). Returns how many were written. */
+int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * trace.h -- the one place that knows about time, event buffers and the
+ * two trace formats (SQLite and Perfetto).
+ *
+ * Every layer records what it does through this API. Recording is cheap:
+ * an event is copied into a per-thread buffer (no malloc, no lock) and the
+ * buffers are written out in batches by trace_flush() / trace_close().
+ *
+ * Every event says which layer it belongs to, which way the request is
+ * travelling, which request and step it belongs to, and whether its time
+ * was measured on this host (or by GPU events) or modeled from a device
+ * profile. Times are nanoseconds on one timeline (trace_now_ns()).
+ */
+#ifndef HIPATH_TRACE_H
+#define HIPATH_TRACE_H
+
+#include <stdint.h>
+
+/* The eight layers, numbered as in the course: 8 is the client, 1 the GPU. */
+enum trace_layer {
+    L_GPU = 1, L_RUNTIME = 2, L_KERNELS = 3, L_OPS = 4,
+    L_TENSOR = 5, L_SCHEDULER = 6, L_TOKENIZER = 7, L_CLIENT = 8
+};
+const char *trace_layer_name(int layer); /* "gpu", "runtime", ... "client" */
+
+enum trace_dir   { DIR_NONE = 0, DIR_DOWN = 1, DIR_UP = 2 };
+enum trace_clock { CLOCK_MEASURED = 0, CLOCK_MODELED = 1 };
+
+/* Key/value argument attached to an event. Strings are copied. */
+enum trace_arg_type { ARG_INT, ARG_DOUBLE, ARG_STR };
+typedef struct {
+    const char *key;          /* must be a string literal (not copied) */
+    int type;                 /* enum trace_arg_type */
+    int64_t i;
+    double d;
+    const char *s;
+} trace_arg;
+#define TA_INT(k, v)  ((trace_arg){ .key = (k), .type = ARG_INT, .i = (int64_t)(v) })
+#define TA_DBL(k, v)  ((trace_arg){ .key = (k), .type = ARG_DOUBLE, .d = (double)(v) })
+#define TA_STR(k, v)  ((trace_arg){ .key = (k), .type = ARG_STR, .s = (v) })
+#define TRACE_MAX_ARGS 12
+
+/* Where an event sits: layer, direction, request, step, clock. */
+typedef struct {
+    int layer;                /* enum trace_layer */
+    int dir;                  /* enum trace_dir */
+    int64_t req;              /* request id, -1 for none */
+    int64_t step;             /* -1 none, 0 prefill, k>0 decode step k */
+    int clock;                /* enum trace_clock */
+    int track;                /* 0: the layer's own track; k>0: child track k
+                                 of that layer (e.g. a GPU stream, a request) */
+} trace_where;
+
+/* Description of one trace run, stored in the runs table. */
+typedef struct {
+    const char *db_path;       /* NULL: no SQLite output */
+    const char *perfetto_path; /* NULL: no Perfetto output */
+    const char *command;       /* the command line */
+    const char *model;
+    const char *device;        /* e.g. "cpu", "sim:w7900", "hip:0" */
+    const char *clock_domain;  /* "host-monotonic", "virtual", "analytic" */
+} trace_run_info;
+
+/* Open the sinks and start a run. Returns 0, or -1 with a one-line reason in
+ * err. With neither path set, tracing is off and every call is a no-op. */
+int  trace_open(const trace_run_info *info, char *err, int errlen);
+int  trace_enabled(void);
+int64_t trace_run_id(void);   /* runs.id of this run in the database */
+/* Write buffered events out (one transaction). Safe to call from any thread
+ * while other threads keep recording. Returns 0 or -1 (reason in err). */
+int  trace_flush(char *err, int errlen);
+/* Flush and close both files. */
+int  trace_close(char *err, int errlen);
+
+/* The timeline: monotonic host nanoseconds since trace_open(), shifted by
+ * trace_clock_shift() when a simulated device stands in for the GPU. */
+uint64_t trace_now_ns(void);
+void     trace_clock_shift(int64_t delta_ns);
+
+/* Name a child track of a layer (e.g. "request 3", "stream 0"). */
+void trace_track_name(int layer, int track, const char *name);
+
+/* Slices. begin/end nest per (thread, layer, track). */
+void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
+void trace_end(trace_where w, int nargs, const trace_arg *args);
+/* A slice whose start and duration are already known (e.g. modeled). */
+void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+                 int nargs, const trace_arg *args);
+void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args);
+/* Counter sample: value of `name` at now (or at ts_ns when ts_ns != 0). */
+void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns);
+
+/* Flows link slices across layers so the request's path shows as arrows.
+ * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the
+ * next slice begun on this thread, trace_flow_in() terminates it on the
+ * next slice begun on this thread. */
+uint64_t trace_flow_next(void);
+void     trace_flow_out(uint64_t flow_id);
+void     trace_flow_in(uint64_t flow_id);
+
+/* Statistics for the overhead report. */
+typedef struct { uint64_t events, dropped, flush_ns; } trace_stats;
+trace_stats trace_get_stats(void);
+
+#endif
