@@ -20,7 +20,7 @@ void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s,
                  int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     int group = n_heads / n_kv_heads, BS = c->block_size;
     float scale = 1.0f / sqrtf((float)head_dim);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static) if ((size_t)n * n_heads * (pos0 + n) * head_dim >= PARALLEL_MIN)
     for (int i = 0; i < n; i++)
         for (int h = 0; h < n_heads; h++) {
             const float *qh = q + ((size_t)i * n_heads + h) * head_dim;

@@ -10,6 +10,10 @@
 #include "layers/tensor/tensor.h"
 #include "layers/tensor/kvcache.h"
 
+/* Below this many multiply-adds a kernel runs on one thread: waking a
+ * second costs more than it saves (the tiny model's layers are this small). */
+#define PARALLEL_MIN (1 << 18)
+
 /* x[t] = E[ids[t]] */
 void k_embedding(float *x, const tensor *E, const int *ids, int T);
 /* o[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w, rows of n */

@@ -65,12 +65,12 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
     size_t row = dtype_row_bytes(W->dt, K);
     const char *w = W->data;
     if (T == 1) {
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(static) if ((size_t)N * K >= PARALLEL_MIN)
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);
         return;
     }
     enum { R = 4 };   /* weight rows converted at once, reused over all T */
-    #pragma omp parallel
+    #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
         float *wr = malloc((size_t)R * K * sizeof *wr);
         #pragma omp for schedule(static)
