@@ -85,8 +85,6 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
-    v = cJSON_GetObjectItem(j, "rope_scaling");
-    if (v && !cJSON_IsNull(v)) { snprintf(err, errlen, "%s: rope_scaling is not supported", path); return -1; }
     v = cJSON_GetObjectItem(j, "tie_word_embeddings");
     c->tied = cJSON_IsBool(v) ? cJSON_IsTrue(v) : 0;
     c->qkv_bias = c->arch == ARCH_QWEN2;
@@ -94,6 +92,14 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     c->rope = ROPE_HALF;
     add_stop_ids(c, cJSON_GetObjectItem(j, "eos_token_id"));
     return 0;
+}
+
+int model_config_load(model_config *c, const char *config_json_path, char *err, int errlen) {
+    memset(c, 0, sizeof *c);
+    cJSON *j = read_json(config_json_path, err, errlen);
+    int rc = j ? parse_config(c, j, config_json_path, err, errlen) : -1;
+    cJSON_Delete(j);
+    return rc;
 }
 
 static int load_shards(model *m, const char *dir, char *err, int errlen) {
@@ -125,8 +131,11 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen) {
     char *cfg_path = join(dir, "config.json"), *gen_path = join(dir, "generation_config.json"),
          *tok_path = join(dir, "tokenizer.json");
     int rc = -1;
-    cJSON *j = read_json(cfg_path, err, errlen);
-    if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
+    cJSON *j = read_json(cfg_path, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
+    /* The shapes of a rope-scaled model are fine for the calculator, but the
+     * engine computes plain RoPE only: refuse to run it rather than be wrong. */
+    if (scaling && !cJSON_IsNull(scaling)) snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
+    else if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
         if (file_exists(gen_path)) {
             cJSON *g = read_json(gen_path, err, errlen);
             if (g) add_stop_ids(&m->cfg, cJSON_GetObjectItem(g, "eos_token_id"));

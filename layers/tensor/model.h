@@ -70,6 +70,10 @@ typedef struct {
 int  model_load(model *m, const char *path, char *err, int errlen);
 void model_free(model *m);
 
+/* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3).
+ * 0, or -1 with a one-line reason naming the file and field. */
+int  model_config_load(model_config *c, const char *config_json_path, char *err, int errlen);
+
 /* Parameters and weight bytes (as stored). */
 int64_t model_params(const model *m);
 

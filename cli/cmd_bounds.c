@@ -1,0 +1,171 @@
+/*
+ * cmd_bounds.c -- `hipath bounds`: what a model must take on a GPU, before
+ * running anything: capacity, and the prefill and decode lower bounds
+ * T >= max(F / Pi, R / beta) (layers/gpu/bounds.h, docs/bounds.md).
+ */
+#include "cli/cli.h"
+#include "layers/gpu/bounds.h"
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char USAGE[] =
+    "usage: hipath bounds --config CONFIG.json --device NAME|FILE.json [options]\n"
+    "  --config FILE        a Hugging Face config.json (llama, qwen2, qwen3)\n"
+    "  --device NAME|FILE   a profile in layers/gpu/profiles (%s) or a path\n"
+    "  --dtype T            weights: bf16 fp16 fp32 int8 q4_1 (0.625 bytes) (default bf16)\n"
+    "  --batch B            sequences (default 1)\n"
+    "  --prompt-len P       prompt tokens per sequence, prefilled (default 512)\n"
+    "  --context L          the decode step attends to L positions (default P)\n"
+    "  --kv-dtype T         KV cache: bf16 fp16 fp32 int8 (default bf16)\n"
+    "  --json               one JSON object\n"
+    "  --breakdown          per-operator table (with --json: an \"ops\" array)\n"
+    "conventions: 2 FLOPs per multiply-add; matmuls only (q k v o gate up down,\n"
+    "LM head, and QK^T + AV over the context; norms, RoPE, SiLU, softmax left out);\n"
+    "causal prefill: query i attends to i positions, itself included; prefill runs\n"
+    "the LM head for the last position only. A phase reads each weight once (plus\n"
+    "the tokens' embedding rows); prefill writes the prompt's KV, a decode step\n"
+    "reads L positions of KV per sequence. Decode at batch B: FLOPs and KV x B,\n"
+    "weights once. Pi is the peak for the weight dtype (int8 for q4_1); beta the\n"
+    "memory bandwidth. B* = b_W Pi / (2 beta). Details: docs/bounds.md.\n";
+
+static cJSON *phase_json(const bounds_phase *p) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "flops", p->flops);
+    cJSON_AddNumberToObject(j, "bytes", p->bytes);
+    cJSON_AddNumberToObject(j, "weight_bytes", p->weight_bytes);
+    cJSON_AddNumberToObject(j, "kv_bytes", p->kv_bytes);
+    cJSON_AddNumberToObject(j, "t_compute_s", p->t_compute);
+    cJSON_AddNumberToObject(j, "t_memory_s", p->t_memory);
+    cJSON_AddNumberToObject(j, "t_lower_s", p->t_lower);
+    cJSON_AddStringToObject(j, "bound", bounds_compute_bound(p) ? "compute" : "memory");
+    cJSON_AddNumberToObject(j, "arithmetic_intensity", p->intensity);
+    return j;
+}
+
+static void print_json(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                       const bounds_result *r, int breakdown) {
+    cJSON *j = cJSON_CreateObject(), *cap = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "model_arch", c->arch_name);
+    cJSON_AddStringToObject(j, "device", g->name);
+    cJSON_AddStringToObject(j, "dtype", in->dtype);
+    cJSON_AddStringToObject(j, "kv_dtype", in->kv_dtype);
+    cJSON_AddNumberToObject(j, "batch", in->batch);
+    cJSON_AddNumberToObject(j, "prompt_len", in->prompt_len);
+    cJSON_AddNumberToObject(j, "context", in->context);
+    cJSON_AddNumberToObject(j, "peak_flops", r->peak);
+    cJSON_AddNumberToObject(j, "memory_bandwidth_bytes_per_s", r->bandwidth);
+    cJSON_AddNumberToObject(j, "params", (double)r->params);
+    cJSON_AddNumberToObject(j, "weights_bytes", r->weights_bytes);
+    cJSON_AddNumberToObject(j, "kv_bytes_per_token", r->kv_bytes_per_token);
+    cJSON_AddBoolToObject(cap, "fits", r->capacity.fits);
+    cJSON_AddNumberToObject(cap, "weights_bytes", r->capacity.weights_bytes);
+    cJSON_AddNumberToObject(cap, "kv_bytes", r->capacity.kv_bytes);
+    cJSON_AddNumberToObject(cap, "workspace_bytes", r->capacity.workspace_bytes);
+    cJSON_AddNumberToObject(cap, "device_bytes", r->capacity.device_bytes);
+    cJSON_AddItemToObject(j, "capacity", cap);
+    cJSON_AddItemToObject(j, "prefill", phase_json(&r->prefill));
+    cJSON_AddItemToObject(j, "decode", phase_json(&r->decode));
+    cJSON_AddNumberToObject(j, "b_star", r->b_star);
+    if (breakdown) {
+        cJSON *ops = cJSON_AddArrayToObject(j, "ops");
+        for (int i = 0; i < r->nops; i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", r->op[i].name);
+            cJSON_AddNumberToObject(o, "times", r->op[i].times);
+            cJSON_AddItemToObject(o, "prefill", phase_json(&r->op[i].phase[PREFILL]));
+            cJSON_AddItemToObject(o, "decode", phase_json(&r->op[i].phase[DECODE]));
+            cJSON_AddItemToArray(ops, o);
+        }
+    }
+    char *s = cJSON_Print(j);
+    puts(s);
+    free(s);
+    cJSON_Delete(j);
+}
+
+static void print_row(const char *name, int times, const bounds_phase *p) {
+    char label[32];
+    snprintf(label, sizeof label, times > 1 ? "%s x%d" : "%s", name, times);
+    printf("  %-14s %10.3e %10.3e %9.1f %11.4f %11.4f  %s\n", label, p->flops, p->bytes, p->intensity,
+           p->t_compute * 1e3, p->t_memory * 1e3, p->bytes == 0 && p->flops == 0 ? "-" : bounds_compute_bound(p) ? "compute" : "memory");
+}
+
+static void print_table(const bounds_result *r, int ph) {
+    printf("  %-14s %10s %10s %9s %11s %11s  %s\n", "operator", "FLOPs", "bytes", "FLOP/B", "t_comp ms", "t_mem ms", "bound");
+    for (int i = 0; i < r->nops; i++) print_row(r->op[i].name, r->op[i].times, &r->op[i].phase[ph]);
+    print_row("total", 1, ph == PREFILL ? &r->prefill : &r->decode);
+}
+
+static void print_text(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                       const bounds_result *r, int breakdown) {
+    const double GB = 1e9;
+    printf("%s model, %.3f B params, %s weights %.2f GB; on %s (beta %.0f GB/s, Pi %.1f TFLOPS for %s)\n",
+           c->arch_name, r->params / 1e9, in->dtype, r->weights_bytes / GB, g->name, r->bandwidth / GB, r->peak / 1e12, in->dtype);
+    printf("capacity: weights %.2f + KV %.2f (%d x %d tokens x %.0f B) + workspace %.2f = %.2f of %.2f GB: %s\n",
+           r->capacity.weights_bytes / GB, r->capacity.kv_bytes / GB, in->batch,
+           in->prompt_len > in->context ? in->prompt_len : in->context, r->kv_bytes_per_token,
+           r->capacity.workspace_bytes / GB,
+           (r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes) / GB,
+           r->capacity.device_bytes / GB, r->capacity.fits ? "fits" : "DOES NOT FIT");
+    const bounds_phase *ph[2] = { &r->prefill, &r->decode };
+    const char *what[2] = { "prefill", "decode " };
+    for (int i = 0; i < 2; i++)
+        printf("%s: F %.3e FLOP, R %.3e B (%.1f FLOP/B): T_compute %.3f ms, T_memory %.3f ms -> T >= %.3f ms (%s-bound)\n",
+               what[i], ph[i]->flops, ph[i]->bytes, ph[i]->intensity, ph[i]->t_compute * 1e3, ph[i]->t_memory * 1e3,
+               ph[i]->t_lower * 1e3, bounds_compute_bound(ph[i]) ? "compute" : "memory");
+    printf("decode: at most %.1f tokens/s per sequence, %.1f in all (batch %d, context %d)\n",
+           1 / r->decode.t_lower, in->batch / r->decode.t_lower, in->batch, in->context);
+    printf("B* = b_W Pi / (2 beta) = %.3g x %.4g / (2 x %.4g) = %.1f\n", r->b_w, r->peak, r->bandwidth, r->b_star);
+    if (breakdown) {
+        printf("\nprefill (B %d x P %d):\n", in->batch, in->prompt_len);
+        print_table(r, PREFILL);
+        printf("\ndecode step (B %d, context %d):\n", in->batch, in->context);
+        print_table(r, DECODE);
+    }
+}
+
+int cmd_bounds(int argc, char **argv) {
+    static const struct option OPTS[] = {
+        { "config", 1, 0, 'c' }, { "device", 1, 0, 'd' }, { "dtype", 1, 0, 't' }, { "batch", 1, 0, 'b' },
+        { "prompt-len", 1, 0, 'p' }, { "context", 1, 0, 'L' }, { "kv-dtype", 1, 0, 'k' },
+        { "json", 0, 0, 'j' }, { "breakdown", 0, 0, 'B' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *config = NULL, *device = NULL;
+    bounds_input in = { .dtype = "bf16", .kv_dtype = "bf16", .batch = 1, .prompt_len = 512, .context = -1 };
+    long v;
+    int json = 0, breakdown = 0, o;
+    char known[512];
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        switch (o) {
+        case 'c': config = optarg; break;
+        case 'd': device = optarg; break;
+        case 't': in.dtype = optarg; break;
+        case 'k': in.kv_dtype = optarg; break;
+        case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
+        case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
+        case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
+        case 'j': json = 1; break;
+        case 'B': breakdown = 1; break;
+        case 'h': gpu_profile_list(known, sizeof known); printf(USAGE, known); return 0;
+        default: return fail("bounds: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return fail("bounds: unexpected argument '%s' (see --help)", argv[optind]);
+    if (!config) return fail("bounds: --config is required");
+    if (!device) return fail("bounds: --device is required");
+    if (in.context < 0) in.context = in.prompt_len;
+
+    char err[512];
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    if (model_config_load(&c, config, err, sizeof err)) return fail("%s", err);
+    if (gpu_profile_load(&g, device, err, sizeof err)) return fail("%s", err);
+    if (bounds_compute(&c, &g, &in, &r, err, sizeof err)) return fail("bounds: %s", err);
+    if (json) print_json(&c, &g, &in, &r, breakdown);
+    else print_text(&c, &g, &in, &r, breakdown);
+    return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * bounds.h -- layer 1: the lower bounds of COURSE.md section 2 for one model
+ * on one GPU: capacity M_W + M_state + M_work <= M_cap, and for a prefill and
+ * one decode step T >= max(F / Pi, R / beta). Conventions: docs/bounds.md.
+ */
+#ifndef HIPATH_GPU_BOUNDS_H
+#define HIPATH_GPU_BOUNDS_H
+
+#include "layers/gpu/profile.h"
+#include "layers/tensor/model.h"
+#include <stdint.h>
+
+typedef struct {
+    const char *dtype;      /* weights: bf16 fp16 fp32 int8 q4_1 */
+    const char *kv_dtype;   /* KV cache: bf16 fp16 fp32 int8 */
+    int batch;              /* B sequences */
+    int prompt_len;         /* P tokens each, prefilled */
+    int context;            /* L: the decode step's token attends to L positions, its own included */
+} bounds_input;
+
+typedef struct {
+    double flops;            /* F */
+    double bytes;            /* R = weight_bytes + kv_bytes */
+    double weight_bytes;     /* parameters read (and embedding rows) */
+    double kv_bytes;         /* KV cache written (prefill) or read (decode) */
+    double t_compute, t_memory, t_lower;   /* F / Pi, R / beta, their max */
+    double intensity;        /* F / R, FLOP per byte */
+} bounds_phase;
+
+enum { PREFILL, DECODE };
+
+typedef struct {
+    const char *name;        /* "q", "attn", "lm_head", ... */
+    int times;               /* how many layers it repeats in; figures are the sum */
+    bounds_phase phase[2];   /* [PREFILL], [DECODE] */
+} bounds_op;
+
+#define BOUNDS_MAX_OPS 12
+
+typedef struct {
+    double b_w, b_kv;        /* bytes per weight, per KV element */
+    double peak, bandwidth;  /* Pi for the weight dtype, beta */
+    int64_t params;          /* every parameter, embeddings and norms included */
+    double weights_bytes;    /* params x b_w */
+    double kv_bytes_per_token;
+    struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes; } capacity;
+    bounds_phase prefill, decode;   /* the sums over op[] */
+    double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */
+    int nops;
+    bounds_op op[BOUNDS_MAX_OPS];
+} bounds_result;
+
+/* 0, or -1 with a one-line reason (unknown dtype, batch < 1, prompt or
+ * context outside 1..max_position_embeddings). */
+int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                   bounds_result *r, char *err, int errlen);
+
+/* A phase is compute-bound when F / Pi exceeds R / beta. */
+static inline int bounds_compute_bound(const bounds_phase *p) { return p->t_compute > p->t_memory; }
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * profile.h -- layer 1: a GPU as the numbers the lower bounds need
+ * (capacity, bandwidth, peak rates), read from layers/gpu/profiles/<name>.json.
+ */
+#ifndef HIPATH_GPU_PROFILE_H
+#define HIPATH_GPU_PROFILE_H
+
+typedef struct {
+    char name[128];          /* "AMD Radeon PRO W7900" */
+    char arch[64];           /* "RDNA3 (gfx1100)" */
+    char source[512];        /* the datasheet the figures come from */
+    double memory_bytes;     /* M_cap */
+    double bandwidth;        /* beta, device memory, bytes/s */
+    struct { double fp32, fp16, bf16, int8; } peak;   /* Pi, dense FLOP/s (OP/s for int8) */
+    int compute_units;       /* CUs (AMD) or SMs (NVIDIA) */
+    int wavefront_size;      /* 64 CDNA, 32 RDNA wave32 and NVIDIA warps */
+    int lds_bytes_per_cu;    /* LDS / shared memory; 0 when not given */
+    double host_link;        /* host <-> device, one direction, bytes/s */
+    double launch_latency_s; /* one kernel launch, typical measured */
+} gpu_profile;
+
+/* A profile name ("w7900") looked up in $HIPATH_HOME/layers/gpu/profiles,
+ * <executable>/../layers/gpu/profiles, then ./layers/gpu/profiles; or a path
+ * to a JSON file (anything with a '/' or ending in .json). 0, or -1 with a
+ * one-line reason naming the file and key. */
+int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int errlen);
+
+/* The known profile names, ", "-separated, into buf (for help text). */
+void gpu_profile_list(char *buf, int len);
+
+#endif

@@ -1,0 +1,249 @@
+/*
+ * test_bounds.c -- layer 1: the lower-bound calculator against values worked
+ * out by hand for a tiny model, and GPU profiles with bad values refused.
+ *
+ * The tiny llama (untied): d = 8, f = 16, 2 layers, 2 heads, 1 KV head,
+ * head_dim 4, vocab 32, max_position_embeddings 64. Weights bf16 (2 bytes),
+ * KV bf16. The device: Pi = 1e6 FLOP/s (bf16), beta = 1e3 B/s, 1e6 bytes.
+ *
+ * Parameters: embedding 32x8 = 256, LM head 256; per layer q 8x8 = 64,
+ * k 8x4 = 32, v 32, o 64, gate/up/down 8x16 = 128 each, two norms 16:
+ * 592 per layer, 1184 for both; final norm 8. Total 1704, 3408 bytes.
+ * KV per token: 2 (K and V) x 2 layers x 1 head x 4 x 2 bytes = 32 bytes.
+ * Matmul multiply-adds per token: per layer 64+32+32+64+3x128 = 576, both
+ * layers 1152; LM head 256.
+ *
+ * Prefill, B = 1, P = 4: linears 2 x 4 x 1152 = 9216; LM head on the last
+ * position 2 x 256 = 512; attention: query i attends to i positions, sum
+ * 1..4 = 10, x head_dim 4 = 40 multiply-adds for QK^T and 40 for AV per head
+ * per layer: 2 x 80 FLOPs x 2 heads x 2 layers = 640. F = 10368.
+ * R: all parameters but the embedding table (1448) plus 4 rows (32) = 1480
+ * x 2 = 2960, plus the prompt's KV written 4 x 32 = 128: R = 3088.
+ * T_compute = 10368 / 1e6 = 10.368 ms, T_memory = 3.088 s: memory-bound.
+ *
+ * Decode, B = 1, context 4: 2 x 1152 + 2 x 256 + attention 4 FLOPs x 2 heads
+ * x 4 dims x 4 positions x 2 layers = 256: F = 3072. R: (1448 + 8) x 2 = 2912
+ * weights + 4 x 32 = 128 KV = 3040; T_memory = 3.04 s.
+ * Decode, B = 2: F = 6144; R = (1448 + 16) x 2 + 2 x 128 = 2928 + 256 = 3184.
+ * B* = 2 x 1e6 / (2 x 1e3) = 1000.
+ * Workspace (B 1, P 4): 4 tokens x (2x8 + 2x8 + 2x4 + 2x16 = 72) x 2 bytes
+ * = 576, plus 32 fp32 logits = 128: 704. KV held: 4 x 32 = 128.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "layers/gpu/bounds.h"
+
+static char dir[] = "/tmp/hipath_bounds_XXXXXX";
+
+static const char *write_file(const char *name, const char *text) {
+    static char path[4][256];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, 256, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static const char *tiny_config(const char *arch, int tied) {
+    static char text[512];
+    snprintf(text, sizeof text,
+             "{\"architectures\": [\"%s\"], \"hidden_size\": 8, \"intermediate_size\": 16,"
+             " \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"num_key_value_heads\": 1,"
+             " \"vocab_size\": 32, \"max_position_embeddings\": 64, \"tie_word_embeddings\": %s}",
+             arch, tied ? "true" : "false");
+    return write_file("config.json", text);
+}
+
+/* A profile with the given values spliced in, written to toy.json. */
+static const char *profile_json(const char *bandwidth, const char *memory, const char *peak, const char *wave) {
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"toy\", \"arch\": \"toy\", \"source\": \"by hand\", \"memory_bytes\": %s,"
+             " \"memory_bandwidth_bytes_per_s\": %s, \"peak_flops\": {%s},"
+             " \"compute_units\": 4, \"wavefront_size\": %s, \"host_link_bytes_per_s\": 1e9, \"launch_latency_s\": 5e-6}",
+             memory, bandwidth, peak, wave);
+    return write_file("toy.json", text);
+}
+
+static const char *GOOD_PEAK = "\"fp32\": 5e5, \"fp16\": 1e6, \"bf16\": 1e6, \"int8\": 2e6";
+
+static void load(model_config *c, gpu_profile *g, const char *arch, int tied) {
+    char err[512] = "";
+    assert_int_equal(model_config_load(c, tiny_config(arch, tied), err, sizeof err), 0);
+    assert_int_equal(gpu_profile_load(g, profile_json("1e3", "1e6", GOOD_PEAK, "32"), err, sizeof err), 0);
+}
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-12)
+
+static void test_hand_worked(void **state) {
+    (void)state;
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+    load(&c, &g, "LlamaForCausalLM", 0);
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    assert_int_equal(r.params, 1704);
+    NEAR(r.weights_bytes, 3408);
+    NEAR(r.kv_bytes_per_token, 32);
+    NEAR(r.prefill.flops, 10368);
+    NEAR(r.prefill.weight_bytes, 2960);
+    NEAR(r.prefill.kv_bytes, 128);
+    NEAR(r.prefill.bytes, 3088);
+    NEAR(r.prefill.t_compute, 10368e-6);
+    NEAR(r.prefill.t_memory, 3.088);
+    NEAR(r.prefill.t_lower, 3.088);
+    NEAR(r.decode.flops, 3072);
+    NEAR(r.decode.bytes, 3040);
+    NEAR(r.decode.t_memory, 3.04);
+    NEAR(r.decode.intensity, 3072.0 / 3040);
+    assert_false(bounds_compute_bound(&r.decode));
+    NEAR(r.b_star, 1000);
+    NEAR(r.capacity.workspace_bytes, 704);
+    NEAR(r.capacity.kv_bytes, 128);
+    assert_true(r.capacity.fits);
+
+    in.batch = 2;
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    NEAR(r.decode.flops, 6144);
+    NEAR(r.decode.weight_bytes, 2928);
+    NEAR(r.decode.kv_bytes, 256);
+
+    /* Compute-bound once the FLOPs per byte pass Pi / beta = 1000: make
+     * bandwidth huge, and decode must flip. */
+    g.bandwidth = 1e12;
+    in.batch = 1;
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    assert_true(bounds_compute_bound(&r.decode));
+    NEAR(r.decode.t_lower, 3072e-6);
+}
+
+static void test_variants(void **state) {
+    (void)state;
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    /* qwen2 adds q, k, v biases: 8 + 4 + 4 = 16 per layer, 1704 + 32. */
+    load(&c, &g, "Qwen2ForCausalLM", 0);
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    assert_int_equal(r.params, 1736);
+    /* Tied: no separate LM head, 1448 parameters; decode still reads the
+     * table once (as the LM head): (1448 + 8 rows) x 2 = 2912 as untied. */
+    load(&c, &g, "LlamaForCausalLM", 1);
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    assert_int_equal(r.params, 1448);
+    NEAR(r.decode.weight_bytes, 2912);
+    /* q4_1: 0.625 bytes a weight, int8 peak 2e6: B* = 0.625 x 2e6 / 2e3 = 625;
+     * fp32 KV doubles KV per token to 64. */
+    in.dtype = "q4_1";
+    in.kv_dtype = "fp32";
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    NEAR(r.weights_bytes, 1448 * 0.625);
+    NEAR(r.b_star, 625);
+    NEAR(r.kv_bytes_per_token, 64);
+    /* Too small a device: 1e3 bytes < 1448 x 2. */
+    in.dtype = "bf16";
+    g.memory_bytes = 1e3;
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    assert_false(r.capacity.fits);
+}
+
+static void test_bad_input(void **state) {
+    (void)state;
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+    load(&c, &g, "LlamaForCausalLM", 0);
+    struct { bounds_input in; const char *says; } CASES[] = {
+        { { "bf16", "bf16", 0, 4, 4 }, "batch 0" },
+        { { "bf16", "bf16", 1, 4, 0 }, "context 0" },
+        { { "bf16", "bf16", 1, 4, 65 }, "context 65" },
+        { { "bf16", "bf16", 1, 65, 4 }, "prompt length 65" },
+        { { "bf17", "bf16", 1, 4, 4 }, "bf17" },
+        { { "bf16", "q4_1", 1, 4, 4 }, "KV dtype 'q4_1'" },
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        err[0] = 0;
+        assert_int_equal(bounds_compute(&c, &g, &CASES[i].in, &r, err, sizeof err), -1);
+        assert_non_null(strstr(err, CASES[i].says));
+    }
+    /* A config without hidden_size is refused by name. */
+    const char *p = write_file("broken.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"intermediate_size\": 16}");
+    assert_int_equal(model_config_load(&c, p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "hidden_size"));
+}
+
+static void test_profile_refused(void **state) {
+    (void)state;
+    gpu_profile g;
+    char err[512];
+    struct { const char *bandwidth, *memory, *peak, *wave, *key; } CASES[] = {
+        { "0", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
+        { "-5e11", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
+        { "1e3", "-1", GOOD_PEAK, "32", "memory_bytes" },
+        { "1e3", "1e6", "\"fp32\": 1, \"fp16\": 1, \"int8\": 1", "32", "peak_flops.bf16" },
+        { "1e3", "1e6", GOOD_PEAK, "48", "wavefront_size" },
+        { "1e3", "\"lots\"", GOOD_PEAK, "64", "memory_bytes" },
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        const char *path = profile_json(CASES[i].bandwidth, CASES[i].memory, CASES[i].peak, CASES[i].wave);
+        err[0] = 0;
+        assert_int_equal(gpu_profile_load(&g, path, err, sizeof err), -1);
+        assert_non_null(strstr(err, CASES[i].key));
+    }
+    assert_int_equal(gpu_profile_load(&g, "no-such-gpu", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown device 'no-such-gpu'"));
+    assert_int_equal(gpu_profile_load(&g, write_file("bad.json", "{not json"), err, sizeof err), -1);
+    assert_non_null(strstr(err, "not valid JSON"));
+}
+
+/* The shipped W7900 profile by name, against the datasheet (run from the
+ * repository root, as tests/run.sh does). */
+static void test_w7900_datasheet(void **state) {
+    (void)state;
+    gpu_profile g;
+    char err[512];
+    if (access("layers/gpu/profiles/w7900.json", R_OK)) skip();
+    assert_int_equal(gpu_profile_load(&g, "w7900", err, sizeof err), 0);
+    assert_int_equal(g.compute_units, 96);
+    assert_int_equal(g.wavefront_size, 32);
+    NEAR(g.bandwidth, 864e9);
+    NEAR(g.memory_bytes, 48.0 * 1024 * 1024 * 1024);
+    NEAR(g.peak.fp32, 61.3e12);
+    NEAR(g.peak.fp16, 122.6e12);
+}
+
+static int setup(void **state) { (void)state; return mkdtemp(dir) ? 0 : -1; }
+static int teardown(void **state) {
+    (void)state;
+    const char *names[] = { "config.json", "toy.json", "broken.json", "bad.json" };
+    char p[256];
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) { snprintf(p, sizeof p, "%s/%s", dir, names[i]); unlink(p); }
+    return rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_worked),
+        cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_profile_refused),
+        cmocka_unit_test(test_w7900_datasheet),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
