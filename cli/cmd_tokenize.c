@@ -1,0 +1,117 @@
+/*
+ * cmd_tokenize.c -- layer 7 on its own:
+ *   hipath tokenize   --tokenizer FILE [--chat] < text    -> [id, ...]
+ *   hipath detokenize --tokenizer FILE          < [ids]   -> text
+ * --chat wraps stdin as one user message in the model's chat template first.
+ */
+#include "cli/cli.h"
+#include "layers/tokenizer/tokenizer.h"
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *read_stdin(size_t *len)
+{
+    size_t n = 0, cap = 0, k;
+    char *buf = NULL;
+    do {
+        if (n + 65536 > cap) {
+            char *p = realloc(buf, cap = 2 * cap + 65536);
+            if (!p) { free(buf); return NULL; }
+            buf = p;
+        }
+        n += k = fread(buf + n, 1, cap - n - 1, stdin);
+    } while (k > 0);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Parse "--tokenizer FILE [--chat]" and load; NULL after printing why. */
+static tokenizer *open_tokenizer(int argc, char **argv, int allow_chat, int *chat)
+{
+    const char *path = NULL;
+    *chat = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) path = argv[++i];
+        else if (allow_chat && !strcmp(argv[i], "--chat")) *chat = 1;
+        else { path = NULL; break; }
+    }
+    if (!path) {
+        fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], allow_chat ? " [--chat]" : "");
+        return NULL;
+    }
+    char err[512];
+    tokenizer *t = tokenizer_load(path, err, sizeof err);
+    if (!t) fail("%s: %s", argv[0], err);
+    return t;
+}
+
+int cmd_tokenize(int argc, char **argv)
+{
+    int chat;
+    tokenizer *t = open_tokenizer(argc, argv, 1, &chat);
+    if (!t) return 1;
+    size_t len;
+    char *text = read_stdin(&len), *prompt = NULL, err[256] = "stdin: cannot read";
+    const char *in = text;
+    if (text && chat) {   /* the message is a C string: a NUL byte would end it */
+        chat_message m = { "user", text };
+        in = prompt = tokenizer_apply_chat(t, &m, 1);
+        len = prompt ? strlen(prompt) : 0;
+    }
+    int *ids = in ? malloc(sizeof *ids * (len + 1)) : NULL;   /* every id covers a byte or more */
+    int n = ids ? tokenizer_encode(t, in, len, ids, (int)len + 1, err, sizeof err) : -1;
+    if (n >= 0) {
+        putchar('[');
+        for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
+        puts("]");
+    } else fail("%s: %s", argv[0], err);
+    free(ids), free(prompt), free(text);
+    tokenizer_free(t);
+    return n < 0;
+}
+
+int cmd_detokenize(int argc, char **argv)
+{
+    int chat;
+    tokenizer *t = open_tokenizer(argc, argv, 0, &chat);
+    if (!t) return 1;
+    size_t len;
+    char *text = read_stdin(&len);
+    cJSON *arr = text ? cJSON_ParseWithLength(text, len) : NULL;
+    int rc = 0;
+    if (!cJSON_IsArray(arr)) rc = fail("%s: stdin: not a JSON array of ids", argv[0]);
+    const cJSON *e, *list = rc ? NULL : arr;
+    int i = 0;
+    size_t most = 0;   /* longest token, in bytes */
+    cJSON_ArrayForEach(e, list) {   /* check every id before printing any text */
+        size_t n;
+        if (!cJSON_IsNumber(e) || e->valuedouble != e->valueint) {
+            rc = fail("%s: stdin: element [%d] is not an integer id", argv[0], i);
+            break;
+        }
+        if (!tokenizer_token_bytes(t, e->valueint, &n)) {
+            rc = fail("%s: stdin: id %d at [%d] is not in the vocabulary", argv[0], e->valueint, i);
+            break;
+        }
+        if (n > most) most = n;
+        i++;
+    }
+    /* One step's text: pending bytes plus the token, each byte at worst a 3-byte U+FFFD. */
+    int cap = 3 * (int)most + 16;
+    char *out = rc ? NULL : malloc(cap);
+    if (!rc && !out) rc = fail("%s: out of memory", argv[0]);
+    if (!rc) {
+        detok_stream s;
+        detok_init(&s, t);
+        cJSON_ArrayForEach(e, list) fwrite(out, 1, detok_step(&s, e->valueint, out, cap), stdout);
+        fwrite(out, 1, detok_flush(&s, out, cap), stdout);
+    }
+    free(out);
+    cJSON_Delete(arr);
+    free(text);
+    tokenizer_free(t);
+    return rc != 0;
+}

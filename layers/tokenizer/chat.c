@@ -1,0 +1,152 @@
+/*
+ * chat.c -- the chat template and the stop tokens, from tokenizer_config.json.
+ *
+ * hipath does not run Jinja. It recognises the two template families that
+ * its models use and writes their format directly:
+ *   ChatML:   <|im_start|>role\ncontent<|im_end|>\n ... <|im_start|>assistant\n
+ *   Llama-3:  <|begin_of_text|><|start_header_id|>role<|end_header_id|>\n\n
+ *             content<|eot_id|> ... <|start_header_id|>assistant<|end_header_id|>\n\n
+ * A template that opens a system turn with literal text (Qwen2.5's "You are
+ * Qwen, created by Alibaba Cloud...") inserts that text when the caller
+ * gives no system message; it is read out of the template's source.
+ */
+#include "layers/tokenizer/tok_internal.h"
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { const char *open, *mid, *close; } family;   /* open role mid content close */
+static const family CHATML = { "<|im_start|>", "\n", "<|im_end|>\n" };
+static const family LLAMA3 = { "<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>" };
+
+/* The literal system prompt in template source tmpl, or NULL: the text
+ * between `open` and `close`, if that stretch is one plain string literal
+ * (no quotes, no {{ }}). Jinja source spells open's newlines as \n escapes
+ * (Qwen) or as real newlines (Llama-3): try both. */
+static char *template_default(const char *tmpl, const char *open, const char *close)
+{
+    char escaped[128], *q = escaped;
+    for (const char *c = open; *c && q < escaped + sizeof escaped - 2; c++)
+        if (*c == '\n') *q++ = '\\', *q++ = 'n';
+        else *q++ = *c;
+    *q = 0;
+    for (int form = 0; form < 2; form++) {
+        const char *o = form ? open : escaped;
+        for (const char *p = strstr(tmpl, o); p; p = strstr(p + 1, o)) {
+            const char *s = p + strlen(o), *e = strstr(s, close);
+            if (!e || e == s || strcspn(s, "'\"{}") < (size_t)(e - s)) continue;
+            char *out = malloc(e - s + 1), *w = out;
+            if (!out) return NULL;
+            for (; s < e; s++) {   /* undo the string literal's escapes */
+                if (*s == '\\' && s + 1 < e) { s++; *w++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s; }
+                else *w++ = *s;
+            }
+            *w = 0;
+            return out;
+        }
+    }
+    return NULL;
+}
+
+/* A special-token field: "<|im_end|>" or {"content": "<|im_end|>", ...}. */
+static const char *token_field(const cJSON *cfg, const char *name)
+{
+    const cJSON *f = cJSON_GetObjectItem(cfg, name);
+    return cJSON_IsObject(f) ? cJSON_GetStringValue(cJSON_GetObjectItem(f, "content")) : cJSON_GetStringValue(f);
+}
+
+/* chat_template is a string, or a list of {name, template}: take "default". */
+static const char *template_text(const cJSON *cfg)
+{
+    const cJSON *c = cJSON_GetObjectItem(cfg, "chat_template"), *e;
+    if (cJSON_IsString(c)) return c->valuestring;
+    cJSON_ArrayForEach(e, c) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+        if (name && !strcmp(name, "default")) return cJSON_GetStringValue(cJSON_GetObjectItem(e, "template"));
+    }
+    return NULL;
+}
+
+int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int errlen)
+{
+    const char *slash = strrchr(tokenizer_json, '/');
+    char path[4096];
+    snprintf(path, sizeof path, "%.*stokenizer_config.json", slash ? (int)(slash - tokenizer_json + 1) : 0,
+             tokenizer_json);
+    size_t len;
+    char *text = tok_read_file(path, &len);
+    if (!text) return 0;   /* optional: ChatML, no default system prompt */
+    cJSON *cfg = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cfg) { snprintf(err, errlen, "%s: not valid JSON", path); return -1; }
+    const char *eos = token_field(cfg, "eos_token");
+    t->eos_id = eos ? tokenizer_token_id(t, eos) : -1;
+    const char *tmpl = template_text(cfg);
+    if (tmpl) {
+        t->llama3 = strstr(tmpl, LLAMA3.open) != NULL;
+        t->default_system = t->llama3
+            ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
+            : template_default(tmpl, "<|im_start|>system\n", "<|im_end|>");
+    }
+    cJSON_Delete(cfg);
+    return 0;
+}
+
+typedef struct { char *p; size_t len, cap; int oom; } strbuf;
+
+static void append(strbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = 2 * (b->len + n) + 256;
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p, b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content)
+{
+    size_t n = strlen(content);
+    if (llama3) {   /* Llama-3's template trims each message */
+        while (n > 0 && isspace((unsigned char)content[n - 1])) n--;
+        while (n > 0 && isspace((unsigned char)*content)) content++, n--;
+    }
+    append(b, f->open, strlen(f->open));
+    append(b, role, strlen(role));
+    append(b, f->mid, strlen(f->mid));
+    append(b, content, n);
+    append(b, f->close, strlen(f->close));
+}
+
+char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
+{
+    const family *f = t->llama3 ? &LLAMA3 : &CHATML;
+    strbuf b = { 0 };
+    append(&b, "", 0);
+    if (t->llama3) append(&b, "<|begin_of_text|>", strlen("<|begin_of_text|>"));
+    if (t->default_system && (n == 0 || strcmp(msgs[0].role, "system")))
+        turn(&b, f, t->llama3, "system", t->default_system);
+    for (int i = 0; i < n; i++) turn(&b, f, t->llama3, msgs[i].role, msgs[i].content);
+    append(&b, f->open, strlen(f->open));
+    append(&b, "assistant", strlen("assistant"));
+    append(&b, f->mid, strlen(f->mid));
+    if (b.oom) { free(b.p); return NULL; }
+    return b.p;
+}
+
+int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids)
+{
+    const char *names[] = { "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>" };
+    int n = 0;
+    for (int i = 0; i <= 4; i++) {
+        int id = i < 4 ? tokenizer_token_id(t, names[i]) : t->eos_id, dup = 0;
+        for (int j = 0; j < n; j++) dup |= ids[j] == id;
+        if (id >= 0 && !dup && n < max_ids) ids[n++] = id;
+    }
+    return n;
+}

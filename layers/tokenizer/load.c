@@ -1,0 +1,246 @@
+/*
+ * load.c -- tokenizer.json -> struct tokenizer: model.vocab and
+ * model.merges into hash maps, added_tokens, normalizer and pre_tokenizer.
+ * Anything this tokenizer would silently get wrong is refused with a
+ * one-line reason naming the field.
+ */
+#include "layers/tokenizer/tok_internal.h"
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* GPT-2's pre-tokenizer regex: what ByteLevel(use_regex=true) splits with. */
+static const char *GPT2_REGEX =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+static int fail(char *err, int errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+char *tok_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0, k;
+    do {
+        if (n + 65536 > cap) {
+            char *p = realloc(buf, cap = 2 * cap + 65536);
+            if (!p) { free(buf); fclose(f); return NULL; }
+            buf = p;
+        }
+        n += k = fread(buf + n, 1, cap - n - 1, f);
+    } while (k > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(buf); return NULL; }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static int pow2_above(int n)
+{
+    int c = 16;
+    while (c < 2 * n) c *= 2;
+    return c;
+}
+
+static int add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
+                     const char *field, char *err, int errlen)
+{
+    if (t->nsplit == TOK_MAX_SPLITS)
+        return fail(err, errlen, "%s: %s: more than %d split stages", path, field, TOK_MAX_SPLITS);
+    int code;
+    PCRE2_SIZE at;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP | flags, &code, &at, NULL);
+    if (!re) {
+        char msg[128];
+        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
+        return fail(err, errlen, "%s: %s: regex error at %zu: %s", path, field, (size_t)at, msg);
+    }
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);   /* faster if available, fine if not */
+    t->split[t->nsplit++] = re;
+    return 0;
+}
+
+/* Every pre-tokenizer here becomes a regex whose matches and the gaps
+ * between them are the pieces (HF's "Isolated" behaviour). */
+static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err, int errlen)
+{
+    if (!p || cJSON_IsNull(p)) return 0;
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(p, "type"));
+    if (!type) return fail(err, errlen, "%s: pre_tokenizer: no type", path);
+    if (!strcmp(type, "Sequence")) {
+        const cJSON *q;
+        cJSON_ArrayForEach(q, cJSON_GetObjectItem(p, "pretokenizers"))
+            if (load_pretok(t, q, path, err, errlen)) return -1;
+        return 0;
+    }
+    if (!strcmp(type, "ByteLevel")) {
+        if (cJSON_IsTrue(cJSON_GetObjectItem(p, "add_prefix_space")))
+            return fail(err, errlen, "%s: pre_tokenizer ByteLevel: add_prefix_space not supported", path);
+        const cJSON *use_regex = cJSON_GetObjectItem(p, "use_regex");   /* default true */
+        if (cJSON_IsFalse(use_regex)) return 0;
+        return add_split(t, GPT2_REGEX, 0, path, "pre_tokenizer ByteLevel", err, errlen);
+    }
+    if (!strcmp(type, "Digits"))   /* HF splits on ASCII digits only */
+        return add_split(t, cJSON_IsTrue(cJSON_GetObjectItem(p, "individual_digits")) ? "[0-9]" : "[0-9]+",
+                         0, path, "pre_tokenizer Digits", err, errlen);
+    if (!strcmp(type, "Split")) {
+        const char *behavior = cJSON_GetStringValue(cJSON_GetObjectItem(p, "behavior"));
+        if (!behavior || strcmp(behavior, "Isolated") || cJSON_IsTrue(cJSON_GetObjectItem(p, "invert")))
+            return fail(err, errlen, "%s: pre_tokenizer Split: only behavior Isolated, invert false", path);
+        const cJSON *pat = cJSON_GetObjectItem(p, "pattern");
+        const char *regex = cJSON_GetStringValue(cJSON_GetObjectItem(pat, "Regex"));
+        const char *literal = cJSON_GetStringValue(cJSON_GetObjectItem(pat, "String"));
+        if (regex) return add_split(t, regex, 0, path, "pre_tokenizer Split.pattern", err, errlen);
+        if (literal) return add_split(t, literal, PCRE2_LITERAL, path, "pre_tokenizer Split.pattern", err, errlen);
+        return fail(err, errlen, "%s: pre_tokenizer Split: pattern has no Regex or String", path);
+    }
+    return fail(err, errlen, "%s: pre_tokenizer type %s not supported", path, type);
+}
+
+static int load_normalizer(tokenizer *t, const cJSON *n, const char *path, char *err, int errlen)
+{
+    if (!n || cJSON_IsNull(n)) return 0;
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(n, "type"));
+    if (type && !strcmp(type, "NFC")) { t->nfc = 1; return 0; }
+    return fail(err, errlen, "%s: normalizer type %s not supported", path, type ? type : "(none)");
+}
+
+static int load_model(tokenizer *t, const cJSON *model, const cJSON *added, const char *path,
+                      char *err, int errlen)
+{
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(model, "type"));
+    if (type && strcmp(type, "BPE")) return fail(err, errlen, "%s: model.type %s is not BPE", path, type);
+    const cJSON *vocab = cJSON_GetObjectItem(model, "vocab"), *merges = cJSON_GetObjectItem(model, "merges");
+    if (!cJSON_IsObject(vocab)) return fail(err, errlen, "%s: model.vocab missing", path);
+    if (!cJSON_IsArray(merges)) return fail(err, errlen, "%s: model.merges missing", path);
+    t->ignore_merges = cJSON_IsTrue(cJSON_GetObjectItem(model, "ignore_merges"));
+
+    /* Ids may have gaps; the table spans 0 .. highest id. */
+    int nv = 0, max_id = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, vocab) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > 1e7 || e->valuedouble != e->valueint)
+            return fail(err, errlen, "%s: model.vocab[\"%s\"]: id is not a small integer", path, e->string);
+        if (e->valueint > max_id) max_id = e->valueint;
+        nv++;
+    }
+    cJSON_ArrayForEach(e, added) {
+        const cJSON *id = cJSON_GetObjectItem(e, "id");
+        if (!cJSON_IsNumber(id) || id->valuedouble < 0 || id->valuedouble > 1e7 || id->valuedouble != id->valueint
+            || !cJSON_GetStringValue(cJSON_GetObjectItem(e, "content")))
+            return fail(err, errlen, "%s: added_tokens: entry without integer id and content", path);
+        if (id->valueint > max_id) max_id = id->valueint;
+        t->nadded++;
+    }
+    t->n_vocab = max_id + 1;
+    t->vocab_cap = pow2_above(nv + t->nadded);
+    t->merges_cap = pow2_above(cJSON_GetArraySize(merges));
+    t->tok = malloc(sizeof *t->tok * (t->n_vocab + 1));
+    t->vocab = malloc(sizeof *t->vocab * t->vocab_cap);
+    t->merges = malloc(sizeof *t->merges * t->merges_cap);
+    t->added = malloc(sizeof *t->added * (t->nadded + 1));
+    if (!t->tok || !t->vocab || !t->merges || !t->added) return fail(err, errlen, "%s: out of memory", path);
+    for (int i = 0; i < t->n_vocab; i++) t->tok[i].len = -1;
+    for (int i = 0; i < t->vocab_cap; i++) t->vocab[i].id = -1;
+    for (int i = 0; i < t->merges_cap; i++) t->merges[i].rank = -1;
+
+    size_t maxlen = 1;   /* longest vocab string: bounds every token's bytes */
+    cJSON_ArrayForEach(e, vocab) if (strlen(e->string) > maxlen) maxlen = strlen(e->string);
+    char *scratch = malloc(2 * maxlen);
+    if (!scratch) return fail(err, errlen, "%s: out of memory", path);
+
+    int rc = 0;
+    cJSON_ArrayForEach(e, vocab)
+        if (tok_vocab_add(t, e->valueint, scratch, tok_bytelevel_decode(e->string, strlen(e->string), scratch)))
+            { rc = fail(err, errlen, "%s: out of memory", path); goto done; }
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        if ((t->byte_id[b] = tok_vocab_find(t, &c, 1)) < 0)
+            { rc = fail(err, errlen, "%s: model.vocab has no token for byte 0x%02x", path, b); goto done; }
+    }
+
+    /* Merges come as "a b" strings or as ["a", "b"] pairs. */
+    int rank = 0;
+    cJSON_ArrayForEach(e, merges) {
+        const char *a = NULL, *b = NULL, *s = cJSON_GetStringValue(e), *sp = s ? strchr(s, ' ') : NULL;
+        size_t la = 0, lb = 0;
+        if (sp && !strchr(sp + 1, ' ')) a = s, la = sp - s, b = sp + 1, lb = strlen(b);
+        else if (cJSON_GetArraySize(e) == 2 && (a = cJSON_GetStringValue(cJSON_GetArrayItem(e, 0)))
+                 && (b = cJSON_GetStringValue(cJSON_GetArrayItem(e, 1))))
+            la = strlen(a), lb = strlen(b);
+        else { rc = fail(err, errlen, "%s: model.merges[%d]: not \"a b\" or [\"a\",\"b\"]", path, rank); goto done; }
+        int left = -1, right = -1, merged = -1;
+        if (la <= maxlen && lb <= maxlen) {
+            size_t na = tok_bytelevel_decode(a, la, scratch), nb = tok_bytelevel_decode(b, lb, scratch + na);
+            left = tok_vocab_find(t, scratch, na);
+            right = tok_vocab_find(t, scratch + na, nb);
+            merged = tok_vocab_find(t, scratch, na + nb);
+        }
+        if (left < 0 || right < 0 || merged < 0)
+            { rc = fail(err, errlen, "%s: model.merges[%d]: \"%.*s\" + \"%.*s\" not in model.vocab",
+                        path, rank, (int)la, a, (int)lb, b); goto done; }
+        tok_merge_add(t, left, right, rank++, merged);
+    }
+
+    /* Added tokens: their content is plain text, not ByteLevel. */
+    int k = 0;
+    cJSON_ArrayForEach(e, added) {
+        const char *content = cJSON_GetObjectItem(e, "content")->valuestring;
+        if (!*content) { rc = fail(err, errlen, "%s: added_tokens[%d]: empty content", path, k); goto done; }
+        int id = cJSON_GetObjectItem(e, "id")->valueint;
+        if (tok_vocab_add(t, id, content, strlen(content))) { rc = fail(err, errlen, "%s: out of memory", path); goto done; }
+        t->added[k++] = id;
+        t->added_first[(unsigned char)content[0]] = 1;
+    }
+done:
+    free(scratch);
+    return rc;
+}
+
+tokenizer *tokenizer_load(const char *path, char *err, int errlen)
+{
+    size_t len;
+    char *text = tok_read_file(path, &len);
+    if (!text) { fail(err, errlen, "%s: cannot read file", path); return NULL; }
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!root) { fail(err, errlen, "%s: not valid JSON", path); return NULL; }
+    tokenizer *t = calloc(1, sizeof *t);
+    if (!t) { cJSON_Delete(root); fail(err, errlen, "%s: out of memory", path); return NULL; }
+    t->eos_id = -1;
+    const cJSON *model = cJSON_GetObjectItem(root, "model"), *added = cJSON_GetObjectItem(root, "added_tokens");
+    int bad;
+    if (added && !cJSON_IsArray(added) && !cJSON_IsNull(added))
+        bad = fail(err, errlen, "%s: added_tokens is not an array", path);
+    else if (!cJSON_IsObject(model))
+        bad = fail(err, errlen, "%s: model missing", path);
+    else
+        bad = load_model(t, model, added, path, err, errlen)
+              || load_normalizer(t, cJSON_GetObjectItem(root, "normalizer"), path, err, errlen)
+              || load_pretok(t, cJSON_GetObjectItem(root, "pre_tokenizer"), path, err, errlen)
+              || tok_load_config(t, path, err, errlen);
+    cJSON_Delete(root);
+    if (bad) { tokenizer_free(t); return NULL; }
+    return t;
+}
+
+void tokenizer_free(tokenizer *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->nsplit; i++) pcre2_code_free(t->split[i]);
+    free(t->tok), free(t->bytes), free(t->vocab), free(t->merges), free(t->added);
+    free(t->default_system);
+    free(t);
+}
