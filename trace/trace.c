@@ -1,0 +1,441 @@
+/*
+ * trace.c -- the clock, the per-thread event rings and the recording API.
+ *
+ * Each thread owns a ring of variable-length records. The thread is the only
+ * writer of the ring's head; whoever flushes (holding the sink lock) is the
+ * only writer of its tail. So recording takes no lock and allocates nothing:
+ * the ring is allocated once, when the thread first records. A thread whose
+ * ring is full flushes it itself, so no event is lost.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trace/trace_sink.h"
+
+#define RING_BYTES  (4u << 20)  /* per thread; a full ring is flushed by its thread */
+#define MAX_THREADS 256
+#define MAX_DEPTH   256   /* open slices per thread */
+#define MAX_STR     1024  /* longer names and string args are cut */
+
+/* One record in a ring; after it: flow ids (out, then in), the args, then
+ * the name and the string args, each NUL-terminated. */
+typedef struct {
+    uint32_t size;         /* bytes, this header included, multiple of 8 */
+    uint8_t kind, nargs, nout, nin;
+    int8_t layer, dir, clock;
+    int32_t track;
+    int64_t req, step;
+    uint64_t ts, dur;
+    double value;
+} record;
+
+typedef struct {
+    _Alignas(64) _Atomic uint64_t head;  /* owner thread writes */
+    _Atomic uint64_t events;
+    int nout, nin;                       /* flows waiting for the next slice */
+    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
+    _Alignas(64) _Atomic uint64_t tail;  /* flusher writes */
+    struct { int layer, track; int64_t row; } open[MAX_DEPTH]; /* begun, not ended */
+    int nopen, overflow;
+    int index;
+    _Atomic int idle;                    /* its thread exited: another may adopt it */
+    uint8_t *ring;
+} trace_thread;
+
+static struct {
+    _Atomic int on, gen, nthreads;
+    uint64_t t0;
+    _Atomic int64_t shift;
+    _Atomic uint64_t next_flow, dropped, retired_events;
+    uint64_t flush_ns;
+    pthread_mutex_t enroll_lock, sink_lock;
+    trace_thread *threads[MAX_THREADS];
+    tsql *db;
+    tpf *pf;
+    int warned;
+} T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER };
+
+typedef struct { trace_thread *t; int gen; } thread_ref;
+static _Thread_local thread_ref me;
+static pthread_key_t exit_key;  /* its destructor hands the ring back */
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static const char *layer_names[] = { "?", "gpu", "runtime", "kernels", "ops",
+                                     "tensor", "scheduler", "tokenizer", "client" };
+const char *trace_layer_name(int layer)
+{
+    return layer >= L_GPU && layer <= L_CLIENT ? layer_names[layer] : layer_names[0];
+}
+const char *trace_dir_name(int dir)
+{
+    return dir == DIR_DOWN ? "down" : dir == DIR_UP ? "up" : "none";
+}
+const char *trace_clock_name(int clock)
+{
+    return clock == CLOCK_MODELED ? "modeled" : "measured";
+}
+
+static void seterr(char *err, int errlen, const char *fmt, ...)
+{
+    if (!err || errlen <= 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the timeline ---- */
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t trace_now_ns(void)
+{
+    return (uint64_t)((int64_t)(mono_ns() - T.t0) +
+                      atomic_load_explicit(&T.shift, memory_order_relaxed));
+}
+
+void trace_clock_shift(int64_t delta_ns)
+{
+    atomic_fetch_add(&T.shift, delta_ns);
+}
+
+int trace_enabled(void)
+{
+    return atomic_load_explicit(&T.on, memory_order_relaxed);
+}
+
+/* ---- draining rings into the sinks (sink lock held) ---- */
+
+static void deliver(trace_thread *t, const record *r)
+{
+    trace_event e = { .kind = r->kind, .thread = t->index, .ts = r->ts, .dur = r->dur,
+                      .value = r->value, .nargs = r->nargs, .nout = r->nout, .nin = r->nin,
+                      .w = { .layer = r->layer, .dir = r->dir, .req = r->req,
+                             .step = r->step, .clock = r->clock, .track = r->track } };
+    const uint8_t *p = (const uint8_t *)(r + 1);
+    memcpy(e.out, p, e.nout * sizeof(uint64_t)); p += e.nout * sizeof(uint64_t);
+    memcpy(e.in, p, e.nin * sizeof(uint64_t));   p += e.nin * sizeof(uint64_t);
+    memcpy(e.args, p, e.nargs * sizeof(trace_arg)); p += e.nargs * sizeof(trace_arg);
+    e.name = (const char *)p;
+    p += strlen(e.name) + 1;
+    for (int i = 0; i < e.nargs; i++)
+        if (e.args[i].type == ARG_STR) { e.args[i].s = (const char *)p; p += strlen(e.args[i].s) + 1; }
+
+    /* begin/end nest per (thread, layer, track) */
+    int depth = 0, top = -1;
+    for (int i = 0; i < t->nopen; i++)
+        if (t->open[i].layer == e.w.layer && t->open[i].track == e.w.track) { depth++; top = i; }
+    e.depth = depth;
+    if (e.kind == EV_BEGIN) {
+        if (t->nopen == MAX_DEPTH) { t->overflow++; atomic_fetch_add(&T.dropped, 1); return; }
+        t->open[t->nopen].layer = e.w.layer;
+        t->open[t->nopen].track = e.w.track;
+        t->open[t->nopen].row = -1;
+        e.row = &t->open[t->nopen++].row;
+    } else if (e.kind == EV_END) {
+        if (t->overflow) { t->overflow--; atomic_fetch_add(&T.dropped, 1); return; }
+        if (top < 0) {
+            if (!T.warned++)
+                fprintf(stderr, "trace: end without begin on layer %d track %d (dropped)\n",
+                        e.w.layer, e.w.track);
+            atomic_fetch_add(&T.dropped, 1);
+            return;
+        }
+        e.row = &t->open[top].row;
+    }
+    if (T.db) tsql_event(T.db, &e);
+    if (T.pf) tpf_event(T.pf, &e);
+    if (e.kind == EV_END) {
+        memmove(&t->open[top], &t->open[top + 1], (t->nopen - top - 1) * sizeof t->open[0]);
+        t->nopen--;
+    }
+}
+
+static uint64_t drain(trace_thread *t)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
+    while (tail < head) {
+        const record *r = (const record *)(t->ring + tail % RING_BYTES);
+        if (r->kind != EV_PAD) { deliver(t, r); n++; }
+        tail += r->size;
+    }
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
+    return n;
+}
+
+/* All rings, one SQLite transaction. Events of a failed transaction are
+ * counted as dropped. */
+static int flush_locked(char *err, int errlen)
+{
+    uint64_t start = mono_ns(), n = 0;
+    int rc = T.db ? tsql_begin(T.db, err, errlen) : 0;
+    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
+    for (int i = 0; i < nthreads; i++) n += drain(T.threads[i]);
+    if (T.db && rc == 0) rc = tsql_commit(T.db, err, errlen);
+    if (rc) atomic_fetch_add(&T.dropped, n);
+    if (T.pf && tpf_commit(T.pf, rc ? NULL : err, errlen)) rc = -1;
+    T.flush_ns += mono_ns() - start;
+    return rc;
+}
+
+int trace_flush(char *err, int errlen)
+{
+    if (!trace_enabled()) return 0;
+    pthread_mutex_lock(&T.sink_lock);
+    int rc = flush_locked(err, errlen);
+    pthread_mutex_unlock(&T.sink_lock);
+    return rc;
+}
+
+/* ---- recording (no lock, no malloc once the thread is enrolled) ---- */
+
+/* A thread that exits leaves its ring (and any events not yet flushed) to
+ * the next thread that enrolls, so short-lived threads do not pile up. */
+static void on_thread_exit(void *p)
+{
+    thread_ref *ref = p;
+    pthread_mutex_lock(&T.enroll_lock);
+    if (ref->gen == atomic_load(&T.gen)) atomic_store(&ref->t->idle, 1);
+    pthread_mutex_unlock(&T.enroll_lock);
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+
+static trace_thread *enroll(void)
+{
+    pthread_once(&exit_key_once, make_exit_key);
+    pthread_mutex_lock(&T.enroll_lock);
+    int n = atomic_load_explicit(&T.nthreads, memory_order_relaxed);
+    trace_thread *t = NULL;
+    for (int i = 0; i < n && !t; i++)
+        if (atomic_load(&T.threads[i]->idle)) {
+            t = T.threads[i];
+            t->nout = t->nin = 0;
+            atomic_store(&t->idle, 0);
+        }
+    if (!t && n < MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
+        memset(t, 0, sizeof *t);
+        t->index = n;
+        if ((t->ring = malloc(RING_BYTES))) {
+            T.threads[n] = t;
+            atomic_store_explicit(&T.nthreads, n + 1, memory_order_release);
+        } else {
+            free(t);
+            t = NULL;
+        }
+    }
+    if (t) {
+        me.t = t;
+        me.gen = atomic_load(&T.gen);
+        pthread_setspecific(exit_key, &me);
+    }
+    pthread_mutex_unlock(&T.enroll_lock);
+    return t;
+}
+
+static trace_thread *self(void)
+{
+    if (me.t && me.gen == atomic_load_explicit(&T.gen, memory_order_relaxed)) return me.t;
+    return enroll();
+}
+
+/* n contiguous bytes at the head: a record never wraps, the end of the ring
+ * is skipped with a pad record instead. */
+static uint8_t *reserve(trace_thread *t, uint32_t n)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
+    if (head + pad + n - atomic_load_explicit(&t->tail, memory_order_acquire) > RING_BYTES) {
+        char err[256];
+        if (trace_flush(err, sizeof err)) fprintf(stderr, "trace: %s\n", err);
+    }
+    if (pad) {
+        record *r = (record *)(t->ring + pos);
+        r->size = pad;
+        r->kind = EV_PAD;
+        head += pad;
+        atomic_store_explicit(&t->head, head, memory_order_release);
+    }
+    return t->ring + head % RING_BYTES;
+}
+
+static size_t cut(const char *s) { return strnlen(s, MAX_STR - 1); }
+
+static void put_str(uint8_t **p, const char *s, size_t len)
+{
+    memcpy(*p, s, len);
+    (*p)[len] = 0;
+    *p += len + 1;
+}
+
+static void record_event(int kind, trace_where w, const char *name, uint64_t ts,
+                         uint64_t dur, double value, int nargs, const trace_arg *args)
+{
+    trace_thread *t = self();
+    if (!t || w.layer < L_GPU || w.layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return; }
+    if (!name) name = "";
+    if (nargs < 0 || !args) nargs = 0;
+    if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
+    int takes_flows = kind == EV_BEGIN || kind == EV_SLICE;
+    int nout = takes_flows ? t->nout : 0, nin = takes_flows ? t->nin : 0;
+
+    size_t len[1 + TRACE_MAX_ARGS];
+    size_t n = sizeof(record) + (nout + nin) * sizeof(uint64_t) + nargs * sizeof(trace_arg);
+    len[0] = cut(name);
+    n += len[0] + 1;
+    for (int i = 0; i < nargs; i++)
+        if (args[i].type == ARG_STR) { len[1 + i] = cut(args[i].s ? args[i].s : ""); n += len[1 + i] + 1; }
+    n = (n + 7) & ~(size_t)7;
+
+    uint8_t *p = reserve(t, n);
+    *(record *)p = (record){ .size = n, .kind = kind, .nargs = nargs, .nout = nout, .nin = nin,
+                             .layer = w.layer, .dir = w.dir, .clock = w.clock, .track = w.track,
+                             .req = w.req, .step = w.step, .ts = ts, .dur = dur, .value = value };
+    uint8_t *q = p + sizeof(record);
+    memcpy(q, t->out, nout * sizeof(uint64_t)); q += nout * sizeof(uint64_t);
+    memcpy(q, t->in, nin * sizeof(uint64_t));   q += nin * sizeof(uint64_t);
+    if (nargs) memcpy(q, args, nargs * sizeof(trace_arg));  /* args may be NULL */
+    q += nargs * sizeof(trace_arg);
+    put_str(&q, name, len[0]);
+    for (int i = 0; i < nargs; i++)
+        if (args[i].type == ARG_STR) put_str(&q, args[i].s ? args[i].s : "", len[1 + i]);
+    if (takes_flows) t->nout = t->nin = 0;
+
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    atomic_store_explicit(&t->head, head + n, memory_order_release);
+    atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_BEGIN, w, name, trace_now_ns(), 0, 0, nargs, args);
+}
+
+void trace_end(trace_where w, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_END, w, "", trace_now_ns(), 0, 0, nargs, args);
+}
+
+void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+                 int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_SLICE, w, name, ts_ns, dur_ns, 0, nargs, args);
+}
+
+void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_INSTANT, w, name, trace_now_ns(), 0, 0, nargs, args);
+}
+
+void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
+{
+    if (trace_enabled())
+        record_event(EV_COUNTER, w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
+}
+
+uint64_t trace_flow_next(void)
+{
+    return trace_enabled() ? atomic_fetch_add(&T.next_flow, 1) : 0;
+}
+
+static void flow_add(int out, uint64_t id)
+{
+    trace_thread *t = trace_enabled() ? self() : NULL;
+    if (!t) return;
+    int *n = out ? &t->nout : &t->nin;
+    if (*n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
+    (out ? t->out : t->in)[(*n)++] = id;
+}
+void trace_flow_out(uint64_t flow_id) { flow_add(1, flow_id); }
+void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
+
+void trace_track_name(int layer, int track, const char *name)
+{
+    if (!trace_enabled() || layer < L_GPU || layer > L_CLIENT || !name) return;
+    pthread_mutex_lock(&T.sink_lock);
+    if (T.db) tsql_track(T.db, layer, track, name);
+    if (T.pf) tpf_track(T.pf, layer, track, name);
+    pthread_mutex_unlock(&T.sink_lock);
+}
+
+/* ---- open, close, stats ---- */
+
+int trace_open(const trace_run_info *info, char *err, int errlen)
+{
+    if (trace_enabled()) { seterr(err, errlen, "trace: already open"); return -1; }
+    T.t0 = mono_ns();
+    atomic_store(&T.shift, 0);
+    if (!info || (!info->db_path && !info->perfetto_path)) return 0;
+
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    uint64_t t0_unix = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    if (info->db_path && !(T.db = tsql_open(info->db_path, info, t0_unix, err, errlen)))
+        return -1;
+    if (info->perfetto_path && !(T.pf = tpf_open(info->perfetto_path, err, errlen))) {
+        if (T.db) tsql_close(T.db, NULL, 0);
+        T.db = NULL;
+        return -1;
+    }
+    atomic_store(&T.next_flow, 1);
+    atomic_store(&T.dropped, 0);
+    atomic_store(&T.retired_events, 0);
+    T.flush_ns = 0;
+    T.warned = 0;
+    atomic_fetch_add(&T.gen, 1);
+    atomic_store(&T.on, 1);
+    return 0;
+}
+
+int64_t trace_run_id(void)
+{
+    return trace_enabled() && T.db ? tsql_run_id(T.db) : -1;
+}
+
+/* Recording threads must have stopped before close. */
+int trace_close(char *err, int errlen)
+{
+    if (!trace_enabled()) return 0;
+    pthread_mutex_lock(&T.sink_lock);
+    int rc = flush_locked(err, errlen);
+    atomic_store(&T.on, 0);
+    if (T.db && tsql_close(T.db, rc ? NULL : err, errlen)) rc = -1;
+    if (T.pf && tpf_close(T.pf, rc ? NULL : err, errlen)) rc = -1;
+    T.db = NULL;
+    T.pf = NULL;
+    pthread_mutex_lock(&T.enroll_lock);
+    int nthreads = atomic_load(&T.nthreads);
+    for (int i = 0; i < nthreads; i++) {
+        atomic_fetch_add(&T.retired_events, atomic_load(&T.threads[i]->events));
+        free(T.threads[i]->ring);
+        free(T.threads[i]);
+    }
+    atomic_store(&T.nthreads, 0);
+    atomic_fetch_add(&T.gen, 1);
+    pthread_mutex_unlock(&T.enroll_lock);
+    pthread_mutex_unlock(&T.sink_lock);
+    return rc;
+}
+
+trace_stats trace_get_stats(void)
+{
+    pthread_mutex_lock(&T.enroll_lock);
+    trace_stats s = { .events = atomic_load(&T.retired_events), .dropped = atomic_load(&T.dropped),
+                      .flush_ns = T.flush_ns };
+    int nthreads = atomic_load(&T.nthreads);
+    for (int i = 0; i < nthreads; i++) s.events += atomic_load(&T.threads[i]->events);
+    pthread_mutex_unlock(&T.enroll_lock);
+    return s;
+}

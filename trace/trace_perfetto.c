@@ -1,0 +1,304 @@
+/*
+ * trace_perfetto.c -- the Perfetto sink: a .pftrace file of TracePackets
+ * (trace/perfetto_trace.proto, with Perfetto's own field numbers).
+ *
+ * protobuf-c packs each packet as a one-packet Trace, i.e. as field 1,
+ * length-delimited; concatenated, such messages are one Trace. Packets are
+ * appended as events arrive and the file is flushed at every trace_flush, so
+ * a killed process leaves a readable prefix.
+ *
+ * Tracks: a process track "hipath"; under it one track per layer, client on
+ * top, GPU at the bottom; under a layer its named child tracks, its counters,
+ * and one track per extra thread recording on the same (layer, track), since
+ * Perfetto nests slices per track and two threads' slices would not nest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/perfetto_trace.pb-c.h"
+#include "trace/trace_sink.h"
+
+#define SEQ_ID       1
+#define PROCESS_UUID 1
+#define NTRACKS      4096   /* open-addressing table of known tracks */
+#define NAME_LEN     96
+
+typedef Perfetto__Protos__TracePacket     packet;
+typedef Perfetto__Protos__TrackDescriptor descriptor;
+typedef Perfetto__Protos__TrackEvent      track_event;
+typedef Perfetto__Protos__DebugAnnotation annotation;
+
+typedef struct {
+    uint64_t uuid;          /* 0: free slot */
+    int owner;              /* thread whose slices go here; -1: none yet */
+    int emitted;            /* descriptor written */
+    char name[NAME_LEN];
+} track;
+
+struct tpf {
+    FILE *f;
+    uint8_t *buf;           /* packing scratch */
+    size_t cap;
+    int failed;
+    track tracks[NTRACKS];
+};
+
+static uint64_t layer_uuid(int layer) { return PROCESS_UUID + (uint64_t)layer; }
+
+/* Hashed uuids have the top bit set, so they never meet the small ones. */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+    uint64_t z = a * 0x9E3779B97F4A7C15ull + b;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) | (1ull << 63);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static track *find(tpf *pf, uint64_t uuid)
+{
+    for (size_t k = 0, i = uuid % NTRACKS; k < NTRACKS; k++, i = (i + 1) % NTRACKS) {
+        track *t = &pf->tracks[i];
+        if (t->uuid == uuid) return t;
+        if (t->uuid == 0) { t->uuid = uuid; t->owner = -1; return t; }
+    }
+    return NULL;
+}
+
+static void write_packet(tpf *pf, packet *p)
+{
+    p->optional_trusted_packet_sequence_id_case =
+        PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+    p->trusted_packet_sequence_id = SEQ_ID;
+    Perfetto__Protos__Trace trace = PERFETTO__PROTOS__TRACE__INIT;
+    trace.n_packet = 1;
+    trace.packet = &p;
+    size_t n = perfetto__protos__trace__get_packed_size(&trace);
+    if (n > pf->cap) {
+        uint8_t *b = realloc(pf->buf, 2 * n);
+        if (!b) { pf->failed = 1; return; }
+        pf->buf = b;
+        pf->cap = 2 * n;
+    }
+    perfetto__protos__trace__pack(&trace, pf->buf);
+    if (fwrite(pf->buf, 1, n, pf->f) != n) pf->failed = 1;
+}
+
+static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter)
+{
+    descriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    Perfetto__Protos__CounterDescriptor c = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+    d.has_uuid = 1;
+    d.uuid = t->uuid;
+    d.has_parent_uuid = 1;
+    d.parent_uuid = parent;
+    d.name = t->name;
+    d.has_sibling_order_rank = 1;
+    d.sibling_order_rank = rank;
+    d.has_child_ordering = 1;
+    d.child_ordering = PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
+    if (counter) d.counter = &c;
+    packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+    p.track_descriptor = &d;
+    write_packet(pf, &p);
+    t->emitted = 1;
+}
+
+tpf *tpf_open(const char *path, char *err, int errlen)
+{
+    tpf *pf = calloc(1, sizeof *pf);
+    if (!pf || !(pf->f = fopen(path, "wb"))) {
+        snprintf(err, errlen, "%s: %s", path, strerror(pf ? errno : ENOMEM));
+        free(pf);
+        return NULL;
+    }
+    /* First packet: the process track; it starts the sequence. */
+    Perfetto__Protos__ProcessDescriptor proc = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+    proc.has_pid = 1;
+    proc.pid = getpid();
+    proc.process_name = "hipath";
+    descriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    d.has_uuid = 1;
+    d.uuid = PROCESS_UUID;
+    d.process = &proc;
+    d.has_child_ordering = 1;
+    d.child_ordering = PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
+    packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    p.has_sequence_flags = 1;
+    p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+    p.has_incremental_state_cleared = 1;
+    p.incremental_state_cleared = 1;
+    p.has_first_packet_on_sequence = 1;
+    p.first_packet_on_sequence = 1;
+    p.has_previous_packet_dropped = 1;
+    p.previous_packet_dropped = 1;
+    p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+    p.track_descriptor = &d;
+    write_packet(pf, &p);
+    /* All eight layers, client (rank 0) down to GPU (rank 7). */
+    for (int layer = L_CLIENT; layer >= L_GPU; layer--) {
+        track *t = find(pf, layer_uuid(layer));
+        snprintf(t->name, NAME_LEN, "%d %s", layer, trace_layer_name(layer));
+        describe(pf, t, PROCESS_UUID, L_CLIENT - layer, 0);
+    }
+    return pf;
+}
+
+/* The track of (layer, track) this thread's slices go to. */
+static uint64_t slice_track(tpf *pf, const trace_event *e)
+{
+    int layer = e->w.layer;
+    track *t = find(pf, e->w.track ? mix(layer, (uint32_t)e->w.track) : layer_uuid(layer));
+    if (!t) return layer_uuid(layer);
+    if (!t->emitted) {
+        if (!t->name[0]) snprintf(t->name, NAME_LEN, "%s %d", trace_layer_name(layer), e->w.track);
+        describe(pf, t, layer_uuid(layer), e->w.track, 0);
+    }
+    if (t->owner < 0) t->owner = e->thread;
+    if (t->owner == e->thread) return t->uuid;
+    track *v = find(pf, mix(t->uuid, (uint64_t)e->thread + 1));
+    if (!v) return t->uuid;
+    if (!v->emitted) {
+        snprintf(v->name, NAME_LEN, "%.60s (thread %d)", t->name, e->thread);
+        describe(pf, v, layer_uuid(layer), 1000000 + e->thread, 0);
+    }
+    return v->uuid;
+}
+
+static uint64_t counter_track(tpf *pf, const trace_event *e)
+{
+    track *t = find(pf, mix(mix(e->w.layer, (uint32_t)e->w.track), fnv1a(e->name)));
+    if (!t) return 0;
+    if (!t->emitted) {
+        snprintf(t->name, NAME_LEN, "%s", e->name);
+        describe(pf, t, layer_uuid(e->w.layer), 2000000, 1);
+    }
+    return t->uuid;
+}
+
+static annotation *annotate(annotation *a, const char *key)
+{
+    perfetto__protos__debug_annotation__init(a);
+    a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+    a->name = (char *)(key ? key : "");
+    return a;
+}
+
+static void annotate_int(annotation *a, const char *key, int64_t v)
+{
+    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
+    a->int_value = v;
+}
+
+static void annotate_double(annotation *a, const char *key, double v)
+{
+    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
+    a->double_value = v;
+}
+
+static void annotate_str(annotation *a, const char *key, const char *v)
+{
+    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+    a->string_value = (char *)v;
+}
+
+static void emit(tpf *pf, uint64_t ts, track_event *te)
+{
+    packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    p.has_timestamp = 1;
+    p.timestamp = ts;
+    p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
+    p.track_event = te;
+    write_packet(pf, &p);
+}
+
+void tpf_event(tpf *pf, const trace_event *e)
+{
+    track_event te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+    annotation ann[TRACE_MAX_ARGS + 4], *annp[TRACE_MAX_ARGS + 4];
+    char *category = (char *)trace_layer_name(e->w.layer);
+    int n = 0;
+    te.has_type = 1;
+    te.has_track_uuid = 1;
+    if (e->kind == EV_COUNTER) {
+        if (!(te.track_uuid = counter_track(pf, e))) return;
+        te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+        te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
+        te.double_counter_value = e->value;
+        emit(pf, e->ts, &te);
+        return;
+    }
+    te.track_uuid = slice_track(pf, e);
+    te.type = e->kind == EV_END     ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END
+            : e->kind == EV_INSTANT ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT
+                                    : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+    if (e->kind != EV_END) {
+        te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+        te.name = (char *)e->name;
+        te.n_categories = 1;
+        te.categories = &category;
+        annotate_str(&ann[n++], "direction", trace_dir_name(e->w.dir));
+        annotate_str(&ann[n++], "clock", trace_clock_name(e->w.clock));
+        if (e->w.req >= 0) annotate_int(&ann[n++], "request", e->w.req);
+        if (e->w.step >= 0) annotate_int(&ann[n++], "step", e->w.step);
+    }
+    for (int i = 0; i < e->nargs; i++) {
+        const trace_arg *a = &e->args[i];
+        if (a->type == ARG_DOUBLE) annotate_double(&ann[n++], a->key, a->d);
+        else if (a->type == ARG_STR) annotate_str(&ann[n++], a->key, a->s);
+        else annotate_int(&ann[n++], a->key, a->i);
+    }
+    for (int i = 0; i < n; i++) annp[i] = &ann[i];
+    te.n_debug_annotations = n;
+    te.debug_annotations = annp;
+    te.n_flow_ids = e->nout;
+    te.flow_ids = (uint64_t *)e->out;
+    te.n_terminating_flow_ids = e->nin;
+    te.terminating_flow_ids = (uint64_t *)e->in;
+    emit(pf, e->ts, &te);
+    if (e->kind == EV_SLICE) {
+        track_event end = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+        end.has_type = 1;
+        end.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+        end.has_track_uuid = 1;
+        end.track_uuid = te.track_uuid;
+        emit(pf, e->ts + e->dur, &end);
+    }
+}
+
+int tpf_commit(tpf *pf, char *err, int errlen)
+{
+    if (fflush(pf->f) == 0 && !pf->failed) return 0;
+    if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: write failed: %s", strerror(errno));
+    pf->failed = 0;
+    return -1;
+}
+
+/* Names a child track; only a track not yet written out can be named. */
+void tpf_track(tpf *pf, int layer, int track_id, const char *name)
+{
+    track *t = find(pf, track_id ? mix(layer, (uint32_t)track_id) : layer_uuid(layer));
+    if (t && !t->emitted) snprintf(t->name, NAME_LEN, "%s", name);
+}
+
+int tpf_close(tpf *pf, char *err, int errlen)
+{
+    int rc = tpf_commit(pf, err, errlen);
+    if (fclose(pf->f) != 0 && rc == 0) {
+        if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: close: %s", strerror(errno));
+        rc = -1;
+    }
+    free(pf->buf);
+    free(pf);
+    return rc;
+}

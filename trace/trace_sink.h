@@ -1,0 +1,54 @@
+/*
+ * trace_sink.h -- what trace.c hands the two sinks (trace_sqlite.c and
+ * trace_perfetto.c): one decoded event at a time, under the sink lock.
+ */
+#ifndef HIPATH_TRACE_SINK_H
+#define HIPATH_TRACE_SINK_H
+
+#include "trace/trace.h"
+
+#define TRACE_MAX_FLOWS 8  /* pending flow ids per direction per thread */
+
+enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_PAD };
+
+typedef struct {
+    int kind;                 /* enum trace_kind */
+    trace_where w;
+    int thread;               /* registration index of the recording thread */
+    int depth;                /* open slices around it on (thread, layer, track) */
+    uint64_t ts, dur;         /* dur: EV_SLICE only */
+    double value;             /* EV_COUNTER only */
+    const char *name;         /* "" for EV_END */
+    int nargs;
+    trace_arg args[TRACE_MAX_ARGS];
+    int nout, nin;            /* flows leaving / ending at this slice */
+    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
+    int64_t *row;             /* EV_BEGIN: sink stores its id; EV_END: reads it */
+} trace_event;
+
+const char *trace_dir_name(int dir);     /* "none", "down", "up" */
+const char *trace_clock_name(int clock); /* "measured", "modeled" */
+
+/* SQLite sink: open refuses a database of another schema version. */
+typedef struct tsql tsql;
+tsql   *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_ns,
+                  char *err, int errlen);
+int64_t tsql_run_id(const tsql *db);
+int     tsql_begin(tsql *db, char *err, int errlen);
+void    tsql_event(tsql *db, const trace_event *e);
+int     tsql_commit(tsql *db, char *err, int errlen);
+void    tsql_track(tsql *db, int layer, int track, const char *name);
+int     tsql_close(tsql *db, char *err, int errlen);
+
+/* Perfetto sink: packets are appended as they come, flushed at commit. */
+typedef struct tpf tpf;
+tpf *tpf_open(const char *path, char *err, int errlen);
+void tpf_event(tpf *pf, const trace_event *e);
+int  tpf_commit(tpf *pf, char *err, int errlen);
+void tpf_track(tpf *pf, int layer, int track, const char *name);
+int  tpf_close(tpf *pf, char *err, int errlen);
+
+extern const char trace_schema_sql[];
+#define TRACE_SCHEMA_VERSION 1
+
+#endif
