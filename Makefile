@@ -2,6 +2,9 @@
 # `make demo` runs "Hi" through the default model. Each installs what is
 # missing first (scripts/deps.sh).
 
+.DEFAULT_GOAL := all
+include kernels/hip/hip.mk
+
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -march=native

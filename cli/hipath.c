@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int fail(const char *fmt, ...) {
     char buf[1024];
@@ -41,6 +42,10 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "generate",   cmd_generate,   "run the model on a prompt (layers 7-4, no server)" },
     { "tokenize",   cmd_tokenize,   "text on stdin -> token ids as a JSON array" },
     { "detokenize", cmd_detokenize, "JSON array of ids on stdin -> text" },
+    { "serve",      cmd_serve,      "OpenAI-compatible HTTP server (layer 6)" },
+    { "run",        cmd_run,        "send a chat message through the whole path (layers 8-1), traced" },
+    { "bounds",     cmd_bounds,     "capacity and prefill/decode lower bounds of a model on a GPU" },
+    { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
 };
 
 static void usage(FILE *f) {
@@ -49,7 +54,18 @@ static void usage(FILE *f) {
     fprintf(f, "\n'hipath <command> --help' describes a command's options.\n");
 }
 
+/* OpenMP's worker threads spin between kernels by default, which starves
+ * the HTTP and client threads on a small machine (10x lower throughput
+ * measured on 2 cores). The policy is read when the library loads, before
+ * main, so set it and start again once; the user's own setting wins. */
+static void passive_openmp(char **argv) {
+    if (getenv("OMP_WAIT_POLICY")) return;
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);   /* returns only on failure: then carry on */
+}
+
 int main(int argc, char **argv) {
+    passive_openmp(argv);
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)

@@ -3,24 +3,16 @@
  *
  * T == 1 (decode, GEMV): stream each weight row once, converting to f32 in
  * registers; the loop is memory-bound and its speed is the bandwidth.
- * T > 1 (prefill, batched decode, GEMM): convert a few rows of W to f32
- * once, then reuse them for every token, so each weight byte is read once
+ * T > 1 (prefill, batched decode, GEMM): keep four rows of W in cache and
+ * reuse them for every token, so each weight byte is read from memory once
  * per step whatever T is. That reuse is what batching buys.
  */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/simd.h"
 #include <stdlib.h>
 #include <string.h>
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
 
 #ifdef __AVX2__
-static inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 static inline __m256 load8(const void *w, dtype dt, int64_t i) {
     switch (dt) {
     case DT_BF16: return _mm256_castsi256_ps(_mm256_slli_epi32(
@@ -36,6 +28,7 @@ static float dot_row(const void *w, dtype dt, const float *x, int K) {
     int k = 0;
     float s = 0;
 #ifdef __AVX2__
+    if (dtype_block(dt) == 32) return quant_dot(w, dt, x, K);
     if (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; k + 32 <= K; k += 32) {
@@ -45,10 +38,10 @@ static float dot_row(const void *w, dtype dt, const float *x, int K) {
             a3 = _mm256_fmadd_ps(load8(w, dt, k + 24), _mm256_loadu_ps(x + k + 24), a3);
         }
         for (; k + 8 <= K; k += 8) a0 = _mm256_fmadd_ps(load8(w, dt, k), _mm256_loadu_ps(x + k), a0);
-        s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     }
 #endif
-    if (k < K) {   /* the tail, or a block format: one block of 32 at a time */
+    if (k < K) {   /* the tail, or a block format without AVX2 */
         int B = dtype_block(dt);
         float tmp[32];
         for (; k < K; k += B) {
@@ -59,7 +52,28 @@ static float dot_row(const void *w, dtype dt, const float *x, int K) {
     return s;
 }
 
-static float dot_f32(const float *a, const float *b, int K) { return dot_row(a, DT_F32, b, K); }
+/* Four weight rows . one x row: each x load feeds four FMAs. */
+static void dot4(const char *w, size_t row, dtype dt, const float *x, int K, float out[4]) {
+    int k = 0;
+    for (int i = 0; i < 4; i++) out[i] = 0;
+#ifdef __AVX2__
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 xv = _mm256_loadu_ps(x + k);
+        a0 = _mm256_fmadd_ps(load8(w, dt, k), xv, a0);
+        a1 = _mm256_fmadd_ps(load8(w + row, dt, k), xv, a1);
+        a2 = _mm256_fmadd_ps(load8(w + 2 * row, dt, k), xv, a2);
+        a3 = _mm256_fmadd_ps(load8(w + 3 * row, dt, k), xv, a3);
+    }
+    out[0] = hsum8(a0); out[1] = hsum8(a1); out[2] = hsum8(a2); out[3] = hsum8(a3);
+#endif
+    for (; k < K; k++)
+        for (int i = 0; i < 4; i++) {
+            float wi;
+            row_to_f32(&wi, w + i * row + dtype_row_bytes(dt, k), dt, 1);
+            out[i] += wi * x[k];
+        }
+}
 
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     size_t row = dtype_row_bytes(W->dt, K);
@@ -69,17 +83,32 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);
         return;
     }
-    enum { R = 4 };   /* weight rows converted at once, reused over all T */
+    /* Four weight rows stay in L1 while every token passes by: each weight
+     * byte comes from memory once per step, whatever T is. Block formats are
+     * expanded four rows at a time into f32 first. */
+    int block = dtype_block(W->dt) > 1;
     #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
-        float *wr = malloc((size_t)R * K * sizeof *wr);
+        float *wr = block ? malloc(4 * (size_t)K * sizeof *wr) : NULL;
         #pragma omp for schedule(static)
-        for (int n0 = 0; n0 < N; n0 += R) {
-            int r = N - n0 < R ? N - n0 : R;
-            for (int i = 0; i < r; i++) row_to_f32(wr + (size_t)i * K, w + (size_t)(n0 + i) * row, W->dt, K);
-            for (int t = 0; t < T; t++)
-                for (int i = 0; i < r; i++)
-                    y[(size_t)t * N + n0 + i] = dot_f32(wr + (size_t)i * K, x + (size_t)t * K, K) + (b ? b[n0 + i] : 0);
+        for (int n0 = 0; n0 < N; n0 += 4) {
+            if (N - n0 < 4) {   /* the last rows, one at a time */
+                for (int n = n0; n < N; n++)
+                    for (int t = 0; t < T; t++) y[(size_t)t * N + n] = dot_row(w + n * row, W->dt, x + (size_t)t * K, K) + (b ? b[n] : 0);
+                continue;
+            }
+            const char *w4 = w + n0 * row;
+            size_t r4 = row;
+            dtype dt = W->dt;
+            if (block) {
+                for (int i = 0; i < 4; i++) row_to_f32(wr + (size_t)i * K, w4 + i * row, dt, K);
+                w4 = (const char *)wr; r4 = (size_t)K * sizeof(float); dt = DT_F32;
+            }
+            for (int t = 0; t < T; t++) {
+                float o[4];
+                dot4(w4, r4, dt, x + (size_t)t * K, K, o);
+                for (int i = 0; i < 4; i++) y[(size_t)t * N + n0 + i] = o[i] + (b ? b[n0 + i] : 0);
+            }
         }
         free(wr);
     }

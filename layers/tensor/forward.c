@@ -7,6 +7,7 @@
  */
 #include "layers/tensor/forward.h"
 #include "layers/ops/ops.h"
+#include "layers/runtime/runtime.h"
 #include "trace/trace.h"
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +16,23 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
     memset(s, 0, sizeof *s);
     size_t T = (size_t)max_tokens, q_dim = (size_t)c->n_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
     s->max_tokens = max_tokens; s->max_seqs = max_seqs;
-    s->x = malloc(T * c->dim * sizeof(float));
-    s->xb = malloc(T * ((size_t)c->dim > q_dim ? (size_t)c->dim : q_dim) * sizeof(float));
-    s->q = malloc(T * q_dim * sizeof(float));
-    s->k = malloc(T * kv_dim * sizeof(float));
-    s->v = malloc(T * kv_dim * sizeof(float));
-    s->att = malloc(T * q_dim * sizeof(float));
-    s->gate = malloc(T * c->hidden_dim * sizeof(float));
-    s->up = malloc(T * c->hidden_dim * sizeof(float));
-    s->xlast = malloc((size_t)max_seqs * c->dim * sizeof(float));
-    s->logits = malloc((size_t)max_seqs * c->vocab_size * sizeof(float));
+    size_t f = sizeof(float);
+    s->x = rt_alloc(T * c->dim * f, RT_ACTIVATIONS, "x");
+    s->xb = rt_alloc(T * ((size_t)c->dim > q_dim ? (size_t)c->dim : q_dim) * f, RT_ACTIVATIONS, "xb");
+    s->q = rt_alloc(T * q_dim * f, RT_ACTIVATIONS, "q");
+    s->k = rt_alloc(T * kv_dim * f, RT_ACTIVATIONS, "k");
+    s->v = rt_alloc(T * kv_dim * f, RT_ACTIVATIONS, "v");
+    s->att = rt_alloc(T * q_dim * f, RT_ACTIVATIONS, "att");
+    s->gate = rt_alloc(T * c->hidden_dim * f, RT_ACTIVATIONS, "gate");
+    s->up = rt_alloc(T * c->hidden_dim * f, RT_ACTIVATIONS, "up");
+    s->xlast = rt_alloc((size_t)max_seqs * c->dim * f, RT_ACTIVATIONS, "xlast");
+    s->logits = rt_alloc((size_t)max_seqs * c->vocab_size * f, RT_ACTIVATIONS, "logits");
+    s->d_ids = rt_alloc(T * sizeof(int), RT_ACTIVATIONS, "ids");
+    s->d_pos = rt_alloc(T * sizeof(int), RT_ACTIVATIONS, "pos");
+    s->ids = malloc(T * sizeof(int));
     s->pos = malloc(T * sizeof(int));
-    if (!s->x || !s->xb || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->xlast || !s->logits || !s->pos) {
+    if (!s->x || !s->xb || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->xlast || !s->logits ||
+        !s->d_ids || !s->d_pos || !s->ids || !s->pos) {
         forward_state_free(s);
         return -1;
     }
@@ -34,8 +40,9 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
 }
 
 void forward_state_free(forward_state *s) {
-    free(s->x); free(s->xb); free(s->q); free(s->k); free(s->v); free(s->att);
-    free(s->gate); free(s->up); free(s->xlast); free(s->logits); free(s->pos);
+    rt_free(s->x); rt_free(s->xb); rt_free(s->q); rt_free(s->k); rt_free(s->v); rt_free(s->att);
+    rt_free(s->gate); rt_free(s->up); rt_free(s->xlast); rt_free(s->logits); rt_free(s->d_ids); rt_free(s->d_pos);
+    free(s->ids); free(s->pos);
     memset(s, 0, sizeof *s);
 }
 
@@ -57,12 +64,11 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     ops_set_where(-1, step);
 
     /* Stack every sequence's new tokens; positions continue each cache. */
-    int *ids = malloc((size_t)T * sizeof *ids);
-    if (!ids) { trace_end(where5(step), 0, NULL); return -1; }
     for (int i = 0, t = 0; i < n_seqs; i++)
-        for (int j = 0; j < seqs[i].n; j++, t++) { ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
-    op_embedding(s->x, m->w.tok_emb, ids, T);
-    free(ids);
+        for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
+    rt_copy_async(s->d_ids, s->ids, T * sizeof(int), RT_H2D, step);
+    rt_copy_async(s->d_pos, s->pos, T * sizeof(int), RT_H2D, step);
+    op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
@@ -77,8 +83,8 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             op_rmsnorm("q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);
             op_rmsnorm("k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
         }
-        op_rope(s->q, T, c->n_heads, hd, s->pos, c->rope_theta, adjacent);
-        op_rope(s->k, T, c->n_kv_heads, hd, s->pos, c->rope_theta, adjacent);
+        op_rope(s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
+        op_rope(s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
         for (int i = 0, t = 0; i < n_seqs; t += seqs[i].n, i++) {
             op_kv_append(kv, seqs[i].kv, l, s->pos[t], s->k + (size_t)t * kv_dim, s->v + (size_t)t * kv_dim, seqs[i].n);
             op_attention(s->att + (size_t)t * q_dim, s->q + (size_t)t * q_dim, kv, seqs[i].kv, l, s->pos[t],
@@ -101,11 +107,13 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     /* The LM head runs only for the rows that need logits. */
     if (n_logits) {
         for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
-            if (seqs[i].logits) memcpy(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float));
+            if (seqs[i].logits)
+                rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), RT_D2D, step);
         op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
         op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
+        /* Back up to the host: the copy waits for every kernel queued before it. */
         for (int i = 0, r = 0; i < n_seqs; i++)
-            if (seqs[i].logits) memcpy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float));
+            if (seqs[i].logits) rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), RT_D2H, step);
     }
     trace_end(where5(step), 0, NULL);
     return 0;

@@ -20,12 +20,14 @@ typedef struct {
     float *logits;       /* [vocab]: logits of the last new token, or NULL */
 } seq_step;
 
-/* Activation buffers, sized once for the largest step. */
+/* Activation buffers, sized once for the largest step, in device memory
+ * (layers/runtime/runtime.h); ids and pos also have a host copy. */
 typedef struct {
     int max_tokens, max_seqs;
     float *x, *xb, *q, *k, *v, *att, *gate, *up;   /* [T, ...] */
     float *xlast, *logits;                          /* [seqs, dim], [seqs, vocab] */
-    int *pos;
+    int *ids, *pos;                                 /* host, [T] */
+    int *d_ids, *d_pos;                             /* device, [T] */
 } forward_state;
 
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);

@@ -1,5 +1,6 @@
 /* kvcache.c -- the block pool and per-sequence block tables. */
 #include "layers/tensor/kvcache.h"
+#include "layers/runtime/runtime.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +8,8 @@ int kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks)
     memset(c, 0, sizeof *c);
     c->block_size = block_size; c->n_blocks = n_blocks; c->n_layers = n_layers; c->kv_dim = kv_dim;
     size_t n = (size_t)n_layers * n_blocks * block_size * kv_dim;
-    c->k = calloc(n, sizeof(float));
-    c->v = calloc(n, sizeof(float));
+    c->k = rt_alloc(n * sizeof(float), RT_KV, "kv.k");   /* device memory: only kernels touch it */
+    c->v = rt_alloc(n * sizeof(float), RT_KV, "kv.v");
     c->free_list = malloc((size_t)n_blocks * sizeof(int));
     if (!c->k || !c->v || !c->free_list) { kv_free(c); return -1; }
     for (int i = 0; i < n_blocks; i++) c->free_list[i] = n_blocks - 1 - i;   /* pop gives 0, 1, ... */
@@ -17,7 +18,7 @@ int kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks)
 }
 
 void kv_free(kv_cache *c) {
-    free(c->k); free(c->v); free(c->free_list);
+    rt_free(c->k); rt_free(c->v); free(c->free_list);
     memset(c, 0, sizeof *c);
 }
 

@@ -46,7 +46,7 @@ static int cmp_by_data(const void *a, const void *b) {
     return (x->data > y->data) - (x->data < y->data);
 }
 
-static int push(weights *w, tensor t) {
+int weights_add(weights *w, tensor t) {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 256;
         tensor *nt = realloc(w->t, (size_t)cap * sizeof *nt);
@@ -106,7 +106,7 @@ int safetensors_add(weights *w, const char *path, char *err, int errlen) {
         t.data = data + (size_t)b;
         t.nbytes = (size_t)(end - b);
         t.name = strdup(name);
-        if (!t.name || push(w, t)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        if (!t.name || weights_add(w, t)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     }
     /* Overlapping byte ranges mean a lying header. */
     int n = w->n - first;

@@ -22,6 +22,9 @@ typedef struct {
  * checked against the file: offsets inside the data, no overlap, byte count
  * equal to shape x dtype size. Returns 0, or -1 with a one-line reason. */
 int safetensors_add(weights *w, const char *path, char *err, int errlen);
+/* Append a tensor (its name already malloc'd; owned from now on). 0, or -1
+ * when out of memory. */
+int weights_add(weights *w, tensor t);
 const tensor *weights_find(const weights *w, const char *name);
 size_t weights_bytes(const weights *w);
 void weights_free(weights *w);

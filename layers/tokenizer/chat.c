@@ -84,14 +84,17 @@ int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int err
     const char *eos = token_field(cfg, "eos_token");
     t->eos_id = eos ? tokenizer_token_id(t, eos) : -1;
     const char *tmpl = template_text(cfg);
-    if (tmpl) {
-        t->llama3 = strstr(tmpl, LLAMA3.open) != NULL;
-        t->default_system = t->llama3
-            ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
-            : template_default(tmpl, "<|im_start|>system\n", "<|im_end|>");
-    }
+    if (tmpl) tok_set_template(t, tmpl);
     cJSON_Delete(cfg);
     return 0;
+}
+
+void tok_set_template(tokenizer *t, const char *tmpl)
+{
+    t->llama3 = strstr(tmpl, LLAMA3.open) != NULL;
+    t->default_system = t->llama3
+        ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
+        : template_default(tmpl, "<|im_start|>system\n", "<|im_end|>");
 }
 
 typedef struct { char *p; size_t len, cap; int oom; } strbuf;

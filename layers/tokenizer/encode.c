@@ -80,8 +80,11 @@ static int bpe(encoder *e, const char *w, int n)
         if (!s || !h) return -1;
         e->cap = n;
     }
+    int m = 0;   /* a byte the vocabulary lacks is dropped, as HF's BPE does without an unk token */
     for (int i = 0; i < n; i++)
-        e->sym[i] = (symbol){ t->byte_id[(unsigned char)w[i]], i - 1, i + 1 < n ? i + 1 : -1 };
+        if (t->byte_id[(unsigned char)w[i]] >= 0) e->sym[m] = (symbol){ t->byte_id[(unsigned char)w[i]], m - 1, m + 1 }, m++;
+    if ((n = m) == 0) return 0;
+    e->sym[n - 1].next = -1;
     e->nheap = 0;
     for (int i = 0; i + 1 < n; i++) push_pair(e, i);
     while (e->nheap > 0) {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* GPT-2's pre-tokenizer regex: what ByteLevel(use_regex=true) splits with. */
-static const char *GPT2_REGEX =
+const char *const TOK_GPT2_REGEX =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 static int fail(char *err, int errlen, const char *fmt, ...)
@@ -46,14 +46,14 @@ char *tok_read_file(const char *path, size_t *len)
     return buf;
 }
 
-static int pow2_above(int n)
+int tok_pow2_above(int n)
 {
     int c = 16;
     while (c < 2 * n) c *= 2;
     return c;
 }
 
-static int add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
+int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
                      const char *field, char *err, int errlen)
 {
     if (t->nsplit == TOK_MAX_SPLITS)
@@ -90,10 +90,10 @@ static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err
             return fail(err, errlen, "%s: pre_tokenizer ByteLevel: add_prefix_space not supported", path);
         const cJSON *use_regex = cJSON_GetObjectItem(p, "use_regex");   /* default true */
         if (cJSON_IsFalse(use_regex)) return 0;
-        return add_split(t, GPT2_REGEX, 0, path, "pre_tokenizer ByteLevel", err, errlen);
+        return tok_add_split(t, TOK_GPT2_REGEX, 0, path, "pre_tokenizer ByteLevel", err, errlen);
     }
     if (!strcmp(type, "Digits"))   /* HF splits on ASCII digits only */
-        return add_split(t, cJSON_IsTrue(cJSON_GetObjectItem(p, "individual_digits")) ? "[0-9]" : "[0-9]+",
+        return tok_add_split(t, cJSON_IsTrue(cJSON_GetObjectItem(p, "individual_digits")) ? "[0-9]" : "[0-9]+",
                          0, path, "pre_tokenizer Digits", err, errlen);
     if (!strcmp(type, "Split")) {
         const char *behavior = cJSON_GetStringValue(cJSON_GetObjectItem(p, "behavior"));
@@ -102,8 +102,8 @@ static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err
         const cJSON *pat = cJSON_GetObjectItem(p, "pattern");
         const char *regex = cJSON_GetStringValue(cJSON_GetObjectItem(pat, "Regex"));
         const char *literal = cJSON_GetStringValue(cJSON_GetObjectItem(pat, "String"));
-        if (regex) return add_split(t, regex, 0, path, "pre_tokenizer Split.pattern", err, errlen);
-        if (literal) return add_split(t, literal, PCRE2_LITERAL, path, "pre_tokenizer Split.pattern", err, errlen);
+        if (regex) return tok_add_split(t, regex, 0, path, "pre_tokenizer Split.pattern", err, errlen);
+        if (literal) return tok_add_split(t, literal, PCRE2_LITERAL, path, "pre_tokenizer Split.pattern", err, errlen);
         return fail(err, errlen, "%s: pre_tokenizer Split: pattern has no Regex or String", path);
     }
     return fail(err, errlen, "%s: pre_tokenizer type %s not supported", path, type);
@@ -145,8 +145,8 @@ static int load_model(tokenizer *t, const cJSON *model, const cJSON *added, cons
         t->nadded++;
     }
     t->n_vocab = max_id + 1;
-    t->vocab_cap = pow2_above(nv + t->nadded);
-    t->merges_cap = pow2_above(cJSON_GetArraySize(merges));
+    t->vocab_cap = tok_pow2_above(nv + t->nadded);
+    t->merges_cap = tok_pow2_above(cJSON_GetArraySize(merges));
     t->tok = malloc(sizeof *t->tok * (t->n_vocab + 1));
     t->vocab = malloc(sizeof *t->vocab * t->vocab_cap);
     t->merges = malloc(sizeof *t->merges * t->merges_cap);
@@ -211,7 +211,8 @@ done:
 
 tokenizer *tokenizer_load(const char *path, char *err, int errlen)
 {
-    size_t len;
+    size_t len = strlen(path);
+    if (len > 5 && !strcmp(path + len - 5, ".gguf")) return tok_load_gguf(path, err, errlen);
     char *text = tok_read_file(path, &len);
     if (!text) { fail(err, errlen, "%s: cannot read file", path); return NULL; }
     cJSON *root = cJSON_ParseWithLength(text, len);

@@ -62,8 +62,20 @@ int tok_utf8_char(const unsigned char *s, size_t n);
 
 /* load.c: a whole file, NUL-terminated; NULL if unreadable. */
 char *tok_read_file(const char *path, size_t *len);
+/* load.c: the smallest power of two >= 16 above 2n (a hash table's size). */
+int tok_pow2_above(int n);
+/* load.c: append a pre-tokenizer stage (PCRE2 pattern, compiled UTF+UCP). */
+int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
+                  const char *field, char *err, int errlen);
+extern const char *const TOK_GPT2_REGEX;   /* ByteLevel's default split */
+
+/* gguf_vocab.c: the same tokenizer from a GGUF file's tokenizer.ggml.* metadata. */
+tokenizer *tok_load_gguf(const char *path, char *err, int errlen);
 
 /* chat.c: read tokenizer_config.json next to tokenizer_json, if there. */
 int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int errlen);
+/* chat.c: pick the chat family and default system prompt from a Jinja
+ * chat template's source. */
+void tok_set_template(tokenizer *t, const char *tmpl);
 
 #endif

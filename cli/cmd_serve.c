@@ -1,0 +1,65 @@
+/*
+ * cmd_serve.c -- `hipath serve`: the OpenAI-compatible server (layer 6)
+ * until Ctrl-C. Point any OpenAI client at http://HOST:PORT/v1.
+ */
+#include "cli/cli.h"
+#include "layers/scheduler/server.h"
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+
+static const char USAGE[] =
+    "usage: hipath serve --model DIR [options]\n"
+    "  --host ADDR              IPv4 address to listen on (default 127.0.0.1: this machine only)\n"
+    "  --port N                 TCP port (default 8000; 0 = any free port)\n"
+    "  --served-model-name NAME the name clients put in \"model\" (default: the folder's name)\n"
+    "  --max-model-len N        prompt + completion tokens per request (default: the model's context)\n"
+    "  --max-batch B            requests per engine step (default 32)\n"
+    "  --kv-cache-mb M          KV-cache pool size in MiB (default 64)\n"
+    "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n";
+
+int cmd_serve(int argc, char **argv) {
+    static const struct option OPTS[] = {
+        { "model", 1, 0, 'm' }, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
+        { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
+        { "api-key", 1, 0, 'a' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    server_opts o = { .host = "127.0.0.1", .port = 8000 };
+    long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        switch (c) {
+        case 'm': o.model_dir = optarg; break;
+        case 'H': o.host = optarg; break;
+        case 'p': if (parse_int(optarg, 0, 65535, &v)) return fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
+        case 'n': o.served_name = optarg; break;
+        case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 4096, &v)) return fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'a': o.api_key = optarg; break;
+        case 'h': fputs(USAGE, stdout); return 0;
+        default: return fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (!o.model_dir) return fail("serve: --model is required");
+
+    /* Every thread inherits the blocked signals; only sigwait below takes them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char err[512];
+    server *s = server_start(&o, err, sizeof err);
+    if (!s) return fail("%s", err);
+    fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
+    int sig;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "hipath: stopping\n");
+    server_stop(s);
+    return 0;
+}

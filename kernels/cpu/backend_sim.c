@@ -1,0 +1,76 @@
+/*
+ * backend_sim.c -- the simulated GPU's kernels: each launch is traced as
+ * the HIP backend would launch it (kernel, grid, block, wavefronts), layer
+ * 1 models its time from the launch shape, then the CPU twin computes the
+ * result. The twin's time is not GPU time: the clock is shifted back by it,
+ * so the host's timeline shows only the launch (docs/timing.md).
+ */
+#include "kernels/backend.h"
+#include "kernels/hip/geometry.h"
+#include "layers/gpu/sim.h"
+#include "layers/runtime/runtime.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int wave(void) { return sim_profile()->wavefront_size; }
+
+/* Launch `kernel` with shape d; returns when emulation starts. */
+static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
+    sim_kernel k;
+    char err[256];
+    if (sim_model(sim_profile(), d.grid, d.block, c->flops, c->bytes, &k, err, sizeof err)) {
+        fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
+        abort();
+    }
+    rt_launch_begin(c, kernel, d, k.wavefronts);
+    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes);
+    rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
+    rt_launch_end(c);
+    return trace_now_ns();
+}
+static void emulated(uint64_t t0) { trace_clock_shift(-(int64_t)(trace_now_ns() - t0)); }
+
+static void embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
+    uint64_t t = launch(c, "embedding", geo_embedding(T));
+    backend_cpu.embedding(c, x, E, ids, T);
+    emulated(t);
+}
+static void rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
+    uint64_t t = launch(c, "rmsnorm", geo_rmsnorm(T));
+    backend_cpu.rmsnorm(c, o, x, w, T, n, eps);
+    emulated(t);
+}
+static void matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
+    uint64_t t = launch(c, T == 1 ? "gemv" : "gemm", geo_matmul(T, N, wave()));
+    backend_cpu.matmul(c, y, x, W, b, T, N, K);
+    emulated(t);
+}
+static void rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+    uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
+    backend_cpu.rope(c, x, T, n_heads, head_dim, pos, theta, adjacent);
+    emulated(t);
+}
+static void kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
+    uint64_t t = launch(c, "kv_append", geo_kv_append(n));
+    backend_cpu.kv_append(c, kv, s, l, pos0, k, v, n);
+    emulated(t);
+}
+static void attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+                      int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
+    uint64_t t = launch(c, n == 1 ? "attention_decode" : "attention_prefill", geo_attention(n, n_heads, wave()));
+    backend_cpu.attention(c, out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+    emulated(t);
+}
+static void silu_mul(const kcost *c, float *g, const float *u, int n) {
+    uint64_t t = launch(c, "silu_mul", geo_elementwise(n));
+    backend_cpu.silu_mul(c, g, u, n);
+    emulated(t);
+}
+static void add(const kcost *c, float *x, const float *y, int n) {
+    uint64_t t = launch(c, "add", geo_elementwise(n));
+    backend_cpu.add(c, x, y, n);
+    emulated(t);
+}
+
+const backend backend_sim = { "sim", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add };

@@ -1,0 +1,19 @@
+/* simd.h -- AVX2 helpers the CPU kernels share. */
+#ifndef HIPATH_SIMD_H
+#define HIPATH_SIMD_H
+#ifdef __AVX2__
+#include "layers/tensor/tensor.h"
+#include <immintrin.h>
+
+/* The sum of the 8 lanes. */
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* quant_dot.c: one Q8_0 / Q4_0 / Q4_1 weight row . f32 x, K a multiple of 32. */
+float quant_dot(const void *w, dtype dt, const float *x, int K);
+#endif
+#endif

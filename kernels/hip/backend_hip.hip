@@ -1,0 +1,64 @@
+/*
+ * backend_hip.hip -- the HIP backend's table, and what every launch shares:
+ * the stream, the device's wave size, and GPU events around each kernel.
+ * Events are read when the host next waits on the stream (hip_drain, called
+ * by the runtime's sync): each kernel becomes a measured layer-1 slice
+ * placed back from the moment the wait ended.
+ */
+#include "kernels/hip/hip_common.h"
+extern "C" {
+#include "trace/trace.h"
+}
+
+enum { MAX_PENDING = 4096 };
+
+static struct {
+    hipStream_t stream;
+    int wave;
+    struct { hipEvent_t start, stop; const char *kernel; kcost c; } p[MAX_PENDING];
+    int n, made;
+} H;
+
+void hip_backend_open(hipStream_t s, int wave) { H.stream = s; H.wave = wave; }
+hipStream_t hip_stream(void) { return H.stream; }
+int hip_wave(void) { return H.wave; }
+
+void hip_drain(void) {
+    if (!H.n) return;
+    HIP_CHECK(2, hipEventSynchronize(H.p[H.n - 1].stop));
+    uint64_t now = trace_now_ns();
+    for (int i = 0; i < H.n; i++) {
+        float dur_ms, before_ms;   /* kernel i's duration; from its end to the last end */
+        HIP_CHECK(2, hipEventElapsedTime(&dur_ms, H.p[i].start, H.p[i].stop));
+        HIP_CHECK(2, hipEventElapsedTime(&before_ms, H.p[i].stop, H.p[H.n - 1].stop));
+        uint64_t end = now - (uint64_t)(before_ms * 1e6), dur = (uint64_t)(dur_ms * 1e6);
+        rt_kernel_measured(H.p[i].kernel, &H.p[i].c, end - dur, dur);
+    }
+    H.n = 0;
+}
+
+void hip_launch_begin(const kcost *c, const char *kernel, const void *fn, kdims d) {
+    rt_code_object(fn);
+    if (H.n == MAX_PENDING) hip_drain();
+    if (H.n == H.made) {
+        HIP_CHECK(2, hipEventCreate(&H.p[H.n].start));
+        HIP_CHECK(2, hipEventCreate(&H.p[H.n].stop));
+        H.made++;
+    }
+    rt_launch_begin(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave));
+    HIP_CHECK(2, hipEventRecord(H.p[H.n].start, H.stream));
+}
+
+void hip_launch_end(const kcost *c, const char *kernel) {
+    HIP_CHECK(3, hipGetLastError());   /* the launch itself: bad shape, no code for this arch */
+    HIP_CHECK(2, hipEventRecord(H.p[H.n].stop, H.stream));
+    H.p[H.n].kernel = kernel;
+    H.p[H.n].c = *c;
+    H.n++;
+    rt_launch_end(c);
+}
+
+#ifndef __HIP_DEVICE_COMPILE__   /* a host table: clang's device pass must not see host functions */
+extern "C" const backend backend_hip = { "hip", hip_embedding, hip_rmsnorm, hip_matmul, hip_rope,
+                                         hip_kv_append, hip_attention, hip_silu_mul, hip_add };
+#endif

@@ -1,0 +1,47 @@
+/*
+ * client.h -- layer 8: a chat client, as a chat app would be. It wraps the
+ * user's message in OpenAI JSON, POSTs it to /v1/chat/completions with
+ * stream: true, reads the Server-Sent Events as they arrive and hands each
+ * piece of text on. Times are taken here, where the user sits: TTFT is
+ * from sending the request to the first piece of text.
+ */
+#ifndef HIPATH_CLIENT_H
+#define HIPATH_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *url;             /* the server, e.g. http://127.0.0.1:8000 */
+    const char *model;
+    const char *content;         /* the user's message */
+    int max_tokens;
+    double temperature;          /* < 0: not sent (the server's default) */
+    long long seed;              /* < 0: not sent */
+    const char *api_key;         /* NULL: none */
+    int64_t id;                  /* sent as X-Request-Id; 0: the next of a counter */
+    void (*on_text)(const char *text, size_t len, void *user);
+    void *user;
+} chat_request;
+
+typedef struct {
+    int64_t id;
+    long status;                 /* HTTP status */
+    char *text;                  /* the reply */
+    size_t len;
+    int n_chunks;                /* content deltas received */
+    int prompt_tokens, completion_tokens;   /* from the usage chunk */
+    char finish[32];
+    double ttft_s;               /* send -> first text */
+    double tpot_s;               /* per output token after the first */
+    double total_s;              /* send -> end of stream */
+    char error[512];
+} chat_result;
+
+/* 0, or -1 with r->error set (transport failure, HTTP error, error chunk). */
+int  client_chat(const chat_request *q, chat_result *r);
+void chat_result_free(chat_result *r);
+/* The first model the server lists at GET /v1/models. */
+int  client_first_model(const char *url, const char *api_key, char *name, int cap, char *err, int errlen);
+
+#endif

@@ -1,0 +1,65 @@
+/* sim.c -- layer 1, simulated: the wave model and the modeled timeline. */
+#include "layers/gpu/sim.h"
+#include "trace/trace.h"
+#include <stdio.h>
+
+int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes,
+              sim_kernel *k, char *err, int errlen) {
+    if (!(p->peak.fp32 > 0) || !(p->bandwidth > 0) || p->compute_units <= 0 || p->wavefront_size <= 0) {
+        snprintf(err, errlen, "profile %s: needs positive peak_flops.fp32, memory bandwidth, compute_units and wavefront_size", p->name);
+        return -1;
+    }
+    if (workgroups <= 0 || block <= 0) { snprintf(err, errlen, "empty grid (%d workgroups of %d threads)", workgroups, block); return -1; }
+    int cus = p->compute_units;
+    double G = workgroups;
+    k->workgroups = workgroups;
+    k->wavefronts = workgroups * ((block + p->wavefront_size - 1) / p->wavefront_size);
+    k->waves = (workgroups + cus - 1) / cus;
+    k->cus_last = workgroups - (k->waves - 1) * cus;
+    double t_compute = (flops / G) / (p->peak.fp32 / cus), t_memory = (bytes / G) / (p->bandwidth / cus);
+    k->wave_s = t_compute > t_memory ? t_compute : t_memory;
+    k->busy_s = k->waves * k->wave_s;
+    k->total_s = k->busy_s + p->launch_latency_s;
+    return 0;
+}
+
+static struct { gpu_profile p; int on, named; uint64_t free_ns; } D;
+
+void sim_open(const gpu_profile *p) { D.p = *p; D.on = 1; D.named = 0; D.free_ns = 0; }
+const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
+
+static trace_where stream0(int64_t step) {
+    if (!D.named) { trace_track_name(L_GPU, 1, "stream 0"); D.named = 1; }
+    return (trace_where){ .layer = L_GPU, .dir = DIR_DOWN, .req = -1, .step = step, .clock = CLOCK_MODELED, .track = 1 };
+}
+
+static uint64_t ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
+static uint64_t start_now(void) { uint64_t t = trace_now_ns(); return t > D.free_ns ? t : D.free_ns; }
+
+uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes) {
+    trace_where w = stream0(step);
+    uint64_t t0 = start_now(), dur = ns(k->total_s);
+    trace_arg a[] = { TA_STR("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts), TA_INT("waves", k->waves),
+                      TA_DBL("flops", flops), TA_DBL("bytes", bytes), TA_DBL("wave_s", k->wave_s) };
+    trace_slice(w, kernel, t0, dur, 7, a);
+    /* CU occupancy: every CU busy for all but the last wave */
+    uint64_t wave = ns(k->wave_s), lat = ns(D.p.launch_latency_s);
+    trace_counter(w, "cu_busy", k->waves > 1 ? D.p.compute_units : k->cus_last, t0 + lat);
+    if (k->waves > 1) trace_counter(w, "cu_busy", k->cus_last, t0 + lat + (uint64_t)(k->waves - 1) * wave);
+    trace_counter(w, "cu_busy", 0, t0 + dur);
+    return D.free_ns = t0 + dur;
+}
+
+uint64_t sim_copy(const char *dir, double bytes, int64_t step) {
+    int d2d = dir[0] == 'D' && dir[2] == 'D';   /* "D2D" */
+    double s = d2d ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;
+    uint64_t t0 = start_now(), dur = ns(s + D.p.launch_latency_s);
+    trace_arg a[] = { TA_DBL("bytes", bytes), TA_STR("direction", dir) };
+    trace_slice(stream0(step), d2d ? "copy D2D" : dir[0] == 'H' ? "copy H2D" : "copy D2H", t0, dur, 2, a);
+    return D.free_ns = t0 + dur;
+}
+
+void sim_wait(void) {
+    uint64_t t = trace_now_ns();
+    if (D.free_ns > t) trace_clock_shift((int64_t)(D.free_ns - t));
+}

@@ -1,0 +1,89 @@
+/*
+ * runtime.h -- layer 2: the device, its memory, copies and streams.
+ *
+ * One interface, three devices:
+ *   cpu        plain CPU, no GPU model (the default)
+ *   sim:NAME   no device: memory is host memory, kernels run as their CPU
+ *              twins, and layer 1 models their time from profile NAME
+ *   hip:N      the HIP runtime on device N (a build with HIP=amd|nvidia)
+ * Every allocation is accounted by purpose and every copy traced with its
+ * bytes and direction. Weights stay where the loader mapped them; rt_map()
+ * gives them a device copy and rt_dev() translates a host address inside
+ * a mapped range into its device address.
+ */
+#ifndef HIPATH_RUNTIME_H
+#define HIPATH_RUNTIME_H
+
+#include "kernels/backend.h"
+#include "kernels/hip/geometry.h"
+#include "layers/gpu/profile.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum rt_kind { RT_CPU, RT_SIM, RT_HIP };
+enum rt_purpose { RT_WEIGHTS, RT_KV, RT_ACTIVATIONS, RT_WORKSPACE, RT_NPURPOSE };
+enum rt_dir { RT_H2D, RT_D2H, RT_D2D };
+
+typedef struct {
+    enum rt_kind kind;
+    char name[160];        /* "cpu", "sim:w7900", "hip:0" */
+    gpu_profile prof;      /* sim: the profile; hip: from the device's properties */
+} rt_device;
+
+/* "auto" | "cpu" | "hip:N" | "sim:PROFILE". auto takes hip:0 when this build
+ * has HIP and a device is present, otherwise sim:w7900, and says so on
+ * stderr. 0, or -1 with a one-line reason. */
+int  rt_select(const char *spec, char *err, int errlen);
+void rt_close(void);                   /* free the device; write kernel stats */
+const rt_device *rt_device_now(void);
+const backend   *rt_backend(void);
+
+void  *rt_alloc(size_t bytes, int purpose, const char *what);   /* NULL when out of memory */
+void   rt_free(void *p);
+double rt_allocated(int purpose);       /* bytes now allocated */
+const char *rt_purpose_name(int purpose);
+
+/* A resident device copy of host memory (weights): 0, or -1 when out of memory. */
+int  rt_map(const void *host, size_t bytes, int purpose, const char *what);
+void rt_unmap_all(void);
+const void *rt_dev(const void *host);
+
+/* Copies between host and device; sync waits for the stream first (the
+ * host blocks), async queues behind it. */
+void rt_copy(void *dst, const void *src, size_t bytes, int dir, int64_t step);
+void rt_copy_async(void *dst, const void *src, size_t bytes, int dir, int64_t step);
+void rt_sync(int64_t step);
+
+/* Layer 2's part of a launch: the code object is loaded on the first one. */
+void rt_code_object(const void *kernel);
+/* Layer 3's launch event (kernel, grid, block, wavefronts), measured on the
+ * host; begin before the launch call, end after it. */
+void rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts);
+void rt_launch_end(const kcost *c);
+/* A kernel's device time measured by GPU events: a layer-1 slice on the
+ * stream's track, and the kernel stats. */
+void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint64_t dur_ns);
+/* Per-kernel totals (time measured on hip, modeled on sim), written as TSV
+ * to $HIPATH_KERNEL_STATS by rt_close(). */
+void rt_kernel_done(const char *op, double seconds, double flops, double bytes);
+void rt_kernel_stats(FILE *f);
+
+/* The driver under a GPU device: host memory for cpu and sim, HIP for hip. */
+typedef struct {
+    void *(*alloc)(size_t bytes);
+    void  (*free)(void *p);
+    void  (*copy)(void *dst, const void *src, size_t bytes, int dir, int async);
+    void  (*sync)(void);
+    void  (*code_object)(const void *kernel);
+} rt_driver;
+/* Report a failed HIP call with the layer it belongs to, and exit. */
+void rt_hip_fail(int layer, const char *call, const char *why, const char *file, int line);
+
+#ifdef HIPATH_HIP
+/* layers/runtime/hip/runtime_hip.hip: open device N and describe it. */
+const rt_driver *rt_hip_open(int n, rt_device *d, char *err, int errlen);
+int rt_hip_count(void);
+#endif
+
+#endif

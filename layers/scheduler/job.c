@@ -1,0 +1,146 @@
+/* job.c -- one API request between its connection and the engine thread. */
+#include "layers/scheduler/job.h"
+#include "trace/trace.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *grow(void *p, size_t n) {
+    void *q = realloc(p, n);
+    if (!q) { fprintf(stderr, "hipath: out of memory (%zu bytes)\n", n); abort(); }
+    return q;
+}
+
+job *job_new(api_request *q, const tokenizer *tok, const char *model, int64_t id) {
+    job *j = grow(NULL, sizeof *j);
+    memset(j, 0, sizeof *j);
+    j->q = *q;
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->refs = 1;
+    j->first = j->q.chat;
+    j->a = (api_reply){ .chat = j->q.chat, .created = (long)time(NULL), .model = model, .tok = tok,
+                        .top_logprobs = j->q.top_logprobs };
+    snprintf(j->a.id, sizeof j->a.id, "%s-%lld", j->q.chat ? "chatcmpl" : "cmpl", (long long)id);
+    j->r.id = id;
+    detok_init(&j->ds, tok);
+    j->text = grow(NULL, j->cap = 256);
+    j->text[0] = 0;
+    return j;
+}
+
+static void unref(job *j) {
+    pthread_mutex_lock(&j->mu);
+    int left = --j->refs;
+    pthread_mutex_unlock(&j->mu);
+    if (left) return;
+    api_request_free(&j->q);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    free(j->prompt); free(j->text); free(j->toks); free(j->tok_end); free(j->out);
+    free(j);
+}
+
+void job_release(job *j) {
+    atomic_store(&j->r.cancel, 1);
+    unref(j);
+}
+
+/* Append text (mu held); cut it at the first stop string. 1 if one matched. */
+static int add_text(job *j, const char *s, size_t n) {
+    size_t from = j->len;
+    if (j->len + n + 1 > j->cap) j->text = grow(j->text, j->cap = 2 * (j->len + n + 1));
+    memcpy(j->text + j->len, s, n);
+    j->len += n;
+    j->text[j->len] = 0;
+    const char *hit = NULL;
+    for (int i = 0; i < j->q.n_stop; i++) {
+        size_t sl = strlen(j->q.stop[i]), start = from >= sl - 1 ? from - (sl - 1) : 0;
+        const char *p = memmem(j->text + start, j->len - start, j->q.stop[i], sl);
+        if (p && (!hit || p < hit)) hit = p;
+    }
+    if (!hit) return 0;
+    j->len = hit - j->text;
+    j->text[j->len] = 0;
+    for (int k = j->n_toks - 1; k >= 0 && j->tok_end[k] > (int)j->len; k--) j->tok_end[k] = (int)j->len;
+    return j->stopped = 1;
+}
+
+static int on_token(request *r, const sample_result *s, void *user) {
+    job *j = user;
+    for (int i = 0; i < j->n_stop_ids; i++)
+        if (s->id == j->stop_ids[i]) return 0;   /* the end of the turn is not text */
+    char piece[512];
+    int n = detok_step(&j->ds, s->id, piece, sizeof piece);
+    if (n < 0) piece[n = 0] = 0;
+    trace_where w = { .layer = L_TOKENIZER, .dir = DIR_UP, .req = r->id, .step = r->n_out - 1, .clock = CLOCK_MEASURED };
+    trace_arg a[] = { TA_INT("id", s->id), TA_STR("text", piece) };
+    trace_instant(w, "detokenize", 2, a);
+    pthread_mutex_lock(&j->mu);
+    if (j->n_toks == j->cap_toks) {
+        j->cap_toks = 2 * j->cap_toks + 16;
+        j->toks = grow(j->toks, j->cap_toks * sizeof *j->toks);
+        j->tok_end = grow(j->tok_end, j->cap_toks * sizeof *j->tok_end);
+    }
+    j->toks[j->n_toks] = *s;
+    j->tok_end[j->n_toks++] = (int)(j->len + n);
+    int stop = add_text(j, piece, n);
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return stop;
+}
+
+static void on_done(request *r, void *user) {
+    (void)r;
+    job *j = user;
+    pthread_mutex_lock(&j->mu);
+    char tail[16];
+    int n = detok_flush(&j->ds, tail, sizeof tail);
+    if (n > 0 && !j->stopped) add_text(j, tail, n);
+    j->done = 1;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    unref(j);
+}
+
+int job_submit(job *j, engine *e, char *err, int errlen) {
+    j->r.on_token = on_token;
+    j->r.on_done = on_done;
+    j->r.user = j;
+    j->refs++;   /* before: the engine may be done with it before submit returns */
+    int rc = engine_submit(e, &j->r, err, errlen);
+    if (rc) j->refs--;
+    return rc;
+}
+
+/* The text that is safe to send: all of it at the end; while running, all
+ * but what could still become a stop string, cut at a character boundary. */
+static job_news news(const job *j) {
+    size_t end = j->len, hold = 0;
+    for (int i = 0; i < j->q.n_stop; i++) if (strlen(j->q.stop[i]) - 1 > hold) hold = strlen(j->q.stop[i]) - 1;
+    if (!j->done) {
+        end = end > j->sent + hold ? end - hold : j->sent;
+        while (end > j->sent && (j->text[end] & 0xC0) == 0x80) end--;
+    }
+    int k = j->toks_sent;
+    while (k < j->n_toks && j->tok_end[k] <= (int)end) k++;
+    return (job_news){ .end = end, .n_toks = k, .done = j->done };
+}
+
+job_news job_wait(job *j, double wait_s) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long long ns = until.tv_nsec + (long long)(wait_s * 1e9);
+    until.tv_sec += ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+    for (;;) {
+        job_news n = news(j);
+        if (n.done || n.end > j->sent) return n;
+        if (pthread_cond_timedwait(&j->cv, &j->mu, &until) == ETIMEDOUT) return news(j);
+    }
+}
+
+const char *job_finish(const job *j) { return j->stopped ? "stop" : j->r.finish; }

@@ -1,0 +1,62 @@
+/*
+ * job.h -- one API request on its way through the server: the bridge
+ * between the HTTP connection's thread and the engine thread.
+ *
+ * The engine thread appends each token (on_token): its logprobs, its text
+ * (detokenized incrementally, so a multi-byte character is never split),
+ * and cuts the text at a stop string. The connection's thread takes what
+ * is new and safe to send. Both hold a reference; the last one frees it.
+ */
+#ifndef HIPATH_JOB_H
+#define HIPATH_JOB_H
+
+#include "layers/scheduler/engine.h"
+#include "layers/scheduler/openai.h"
+#include "layers/tokenizer/tokenizer.h"
+#include <sys/types.h>
+
+typedef struct {
+    request r;                   /* what the engine sees */
+    api_request q;               /* the parsed body */
+    api_reply a;
+    int *prompt;
+    int stop_ids[24], n_stop_ids; /* end-of-turn ids: never part of the text */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;                    /* the connection and the engine */
+    int done;                    /* the engine let go: r.finish is set */
+    /* Written by the engine thread, under mu. */
+    detok_stream ds;
+    char *text;                  /* the reply so far, NUL-terminated, cut at a stop string */
+    size_t len, cap;
+    sample_result *toks;         /* content tokens, for logprobs */
+    int *tok_end;                /* where each one's text ends in text[] */
+    int n_toks, cap_toks;
+    int stopped;                 /* a stop string matched */
+    /* The connection's side. */
+    size_t sent;                 /* text bytes already sent */
+    int toks_sent;
+    int first, ended;            /* SSE: role chunk pending; [DONE] written */
+    char *out;                   /* SSE bytes not yet handed to the socket */
+    size_t out_len, out_off, out_cap;
+} job;
+
+/* A job for a parsed request (q is taken); refs = 1 (the connection). */
+job *job_new(api_request *q, const tokenizer *tok, const char *model, int64_t id);
+/* Hand it to the engine (the engine takes a reference). SUBMIT_* code. */
+int  job_submit(job *j, engine *e, char *err, int errlen);
+/* The connection is done with it: cancel it if still running, drop the reference. */
+void job_release(job *j);
+
+/* What the connection may send now: text[sent..end) and toks[toks_sent..n_toks).
+ * Call with mu held; waits up to wait_s seconds for news. */
+typedef struct { size_t end; int n_toks, done; } job_news;
+job_news job_wait(job *j, double wait_s);
+/* The finish reason as the API reports it. */
+const char *job_finish(const job *j);
+
+/* The SSE body of a streaming response (MHD content reader) and its free. */
+ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max);
+void sse_free(void *cls);
+
+#endif

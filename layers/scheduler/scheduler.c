@@ -1,0 +1,234 @@
+/*
+ * scheduler.c -- layer 6: continuous batching.
+ *
+ * engine_step() = compose_batch() (the one place the batch is decided),
+ * one forward() over every sequence in it, one sample per sequence, and
+ * retiring the requests that finished. Every decision is a trace event.
+ */
+#include "layers/scheduler/engine.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double now_s(void) { return trace_now_ns() * 1e-9; }
+
+static trace_where where6(int64_t req, int64_t step, int dir) {
+    return (trace_where){ .layer = L_SCHEDULER, .dir = dir, .req = req, .step = step, .clock = CLOCK_MEASURED };
+}
+
+static void kv_counter(engine *e) {
+    trace_counter(where6(-1, -1, DIR_NONE), "kv_blocks_used", e->kv.n_blocks - e->kv.n_free, 0);
+}
+
+/* Grow r's block table to hold len tokens; a trace event when a block is taken. */
+static int grow(engine *e, request *r, int len) {
+    int had = r->kv.n_blocks;
+    if (kv_reserve(&e->kv, &r->kv, len)) return -1;
+    if (r->kv.n_blocks > had) {
+        trace_arg a[] = { TA_INT("new_blocks", r->kv.n_blocks - had), TA_INT("seq_blocks", r->kv.n_blocks),
+                          TA_INT("tokens", len), TA_INT("free_blocks", e->kv.n_free) };
+        trace_instant(where6(r->id, r->n_out, DIR_DOWN), "kv_alloc", 4, a);
+        kv_counter(e);
+    }
+    return 0;
+}
+
+/* r leaves the engine (mu held): blocks back to the pool, onto the `gone`
+ * list for on_done once the lock is dropped. */
+static void retire(engine *e, request *r, const char *finish, request **gone) {
+    if (r->kv.n_blocks) {
+        trace_arg a[] = { TA_INT("blocks", r->kv.n_blocks), TA_INT("free_blocks", e->kv.n_free + r->kv.n_blocks) };
+        trace_instant(where6(r->id, r->n_out, DIR_UP), "kv_free", 2, a);
+        kv_release(&e->kv, &r->kv);
+        kv_counter(e);
+    }
+    if (r->t_admit) e->promised -= r->worst_blocks;
+    double t = now_s();
+    if (r->n_out) r->decode_s = r->t_token - r->t_admit - r->prefill_s;
+    r->finish = finish;
+    e->met.finished[metrics_finish_index(finish)]++;
+    trace_arg a[] = { TA_STR("finish", finish), TA_INT("generated", r->n_out), TA_DBL("latency_s", t - r->t_arrive) };
+    trace_instant(where6(r->id, r->n_out, DIR_UP), "finish", 3, a);
+    r->next = *gone;
+    *gone = r;
+}
+
+/* Tell the submitters, outside the lock (on_done may free r: next is read first). */
+static void hand_back(request *gone) {
+    while (gone) {
+        request *r = gone;
+        gone = r->next;
+        if (r->on_done) r->on_done(r, r->user);
+    }
+}
+
+/* Drop finished requests from the running list, keeping the order. */
+static void compact(engine *e) {
+    int k = 0;
+    for (int i = 0; i < e->n_running; i++)
+        if (!e->running[i]->finish) e->running[k++] = e->running[i];
+    e->n_running = k;
+}
+
+/*
+ * THE scheduling decision, once per step (mu held):
+ *  1. running requests whose client went away leave; their blocks return;
+ *  2. every running request decodes one token; its block table takes a new
+ *     block when that token starts one;
+ *  3. waiting requests are admitted in arrival order while the batch has a
+ *     seat, the step has room for the whole prompt, and the blocks the
+ *     request may ever need fit beside those promised to running ones.
+ *     The head waits otherwise (FIFO), so decode never runs out of blocks
+ *     and nothing has to be preempted.
+ * Returns the step's tokens; the batch is running[0..n_running).
+ */
+static int compose_batch(engine *e, request **gone) {
+    for (int i = 0; i < e->n_running; i++)
+        if (atomic_load(&e->running[i]->cancel)) retire(e, e->running[i], "cancelled", gone);
+    compact(e);
+    for (int i = 0; i < e->n_running; i++) {
+        request *r = e->running[i];
+        if (grow(e, r, r->kv.len + 1)) retire(e, r, "error", gone);   /* cannot happen: blocks were promised */
+    }
+    compact(e);
+
+    int tokens = e->n_running;
+    while (e->wait_head && e->n_running < e->max_batch) {
+        request *r = e->wait_head;
+        int cancelled = atomic_load(&r->cancel);
+        if (!cancelled && (tokens + r->n_prompt > e->max_step_tokens || e->promised + r->worst_blocks > e->kv.n_blocks))
+            break;
+        if (!(e->wait_head = r->next)) e->wait_tail = NULL;
+        e->n_waiting--;
+        if (cancelled) { retire(e, r, "cancelled", gone); continue; }
+        r->t_admit = now_s();
+        e->promised += r->worst_blocks;
+        hist_observe(&e->met.queue, r->t_admit - r->t_arrive);
+        trace_arg a[] = { TA_INT("prompt_tokens", r->n_prompt), TA_INT("promised_blocks", r->worst_blocks),
+                          TA_DBL("queued_s", r->t_admit - r->t_arrive), TA_INT("running", e->n_running + 1),
+                          TA_INT("waiting", e->n_waiting) };
+        trace_instant(where6(r->id, 0, DIR_DOWN), "admit", 5, a);
+        grow(e, r, r->n_prompt);   /* fits: promised above */
+        e->running[e->n_running++] = r;
+        tokens += r->n_prompt;
+    }
+    trace_where w = where6(-1, e->step, DIR_NONE);
+    trace_counter(w, "running", e->n_running, 0);
+    trace_counter(w, "waiting", e->n_waiting, 0);
+    return tokens;
+}
+
+/* One token for r: count it, time it, decide whether r is done. */
+static const char *emit(engine *e, request *r, const sample_result *s, double t) {
+    r->last = s->id;
+    r->n_out++;
+    if (r->n_out == 1) {
+        r->prefill_s = t - r->t_admit;
+        hist_observe(&e->met.ttft, t - r->t_arrive);
+        trace_arg a[] = { TA_DBL("ttft_s", t - r->t_arrive), TA_INT("id", s->id) };
+        trace_instant(where6(r->id, 0, DIR_UP), "first_token", 2, a);
+    } else {
+        hist_observe(&e->met.itl, t - r->t_token);
+    }
+    r->t_token = t;
+    int stop = 0;
+    for (int i = 0; i < r->n_stop; i++) stop |= r->stop_ids[i] == s->id;
+    if (r->on_token && r->on_token(r, s, r->user)) return "stop";
+    if (stop) return "stop";
+    if (r->n_out >= r->max_tokens) return "length";
+    return NULL;
+}
+
+int engine_step(engine *e) {
+    const model_config *c = &e->m->cfg;
+    request *gone = NULL;
+    pthread_mutex_lock(&e->mu);
+    int tokens = compose_batch(e, &gone);
+    int n = e->n_running;
+    pthread_mutex_unlock(&e->mu);
+
+    if (n) {
+        request *batch[n];
+        seq_step seqs[n];
+        const char *fin[n];
+        char ids[n * 21 + 1];
+        int n_prefill = 0, len = 0;
+        ids[0] = 0;
+        for (int i = 0; i < n; i++) {
+            request *r = batch[i] = e->running[i];   /* only this thread changes running[] */
+            int prefill = r->kv.len == 0;
+            n_prefill += prefill;
+            seqs[i] = (seq_step){ .tokens = prefill ? r->prompt : &r->last, .n = prefill ? r->n_prompt : 1,
+                                  .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size };
+            len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
+        }
+        trace_where w = where6(-1, e->step, DIR_DOWN);
+        trace_arg a[] = { TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill), TA_INT("tokens", tokens),
+                          TA_STR("requests", ids), TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free) };
+        trace_begin(w, "step", 5, a);
+        int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
+        double t = now_s();
+        for (int i = 0; i < n; i++) {
+            sample_result s;
+            fin[i] = "error";
+            if (failed) continue;
+            sample(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
+            fin[i] = emit(e, batch[i], &s, t);
+        }
+        trace_end(w, 0, NULL);
+
+        pthread_mutex_lock(&e->mu);
+        e->met.steps++;
+        e->met.generation_tokens += failed ? 0 : n;
+        hist_observe(&e->met.batch, n);
+        for (int i = 0; i < n; i++) {
+            if (!failed && batch[i]->n_out == 1) e->met.prompt_tokens += batch[i]->n_prompt;
+            if (fin[i]) retire(e, batch[i], fin[i], &gone);
+        }
+        compact(e);
+        pthread_mutex_unlock(&e->mu);
+    }
+    hand_back(gone);
+    pthread_mutex_lock(&e->mu);
+    int left = e->n_running + e->n_waiting;
+    pthread_mutex_unlock(&e->mu);
+    return left;
+}
+
+static void *engine_main(void *arg) {
+    engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    while (!e->quit) {
+        if (!e->n_running && !e->wait_head) { pthread_cond_wait(&e->wake, &e->mu); continue; }
+        pthread_mutex_unlock(&e->mu);
+        engine_step(e);
+        pthread_mutex_lock(&e->mu);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+int engine_start(engine *e) {
+    if (pthread_create(&e->thread, NULL, engine_main, e)) return -1;
+    e->started = 1;
+    return 0;
+}
+
+void engine_stop(engine *e) {
+    pthread_mutex_lock(&e->mu);
+    e->quit = 1;
+    pthread_cond_signal(&e->wake);
+    pthread_mutex_unlock(&e->mu);
+    if (e->started) pthread_join(e->thread, NULL);
+    e->started = 0;
+    request *gone = NULL;
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < e->n_running; i++) retire(e, e->running[i], "cancelled", &gone);
+    e->n_running = 0;
+    for (request *r = e->wait_head, *next; r; r = next) { next = r->next; retire(e, r, "cancelled", &gone); }
+    e->wait_head = e->wait_tail = NULL;
+    e->n_waiting = 0;
+    pthread_mutex_unlock(&e->mu);
+    hand_back(gone);
+}

@@ -1,0 +1,370 @@
+/*
+ * server.c -- layer 6: HTTP requests in (libmicrohttpd, a thread per
+ * connection), checked and tokenized, handed to the engine as jobs;
+ * responses out, whole or as a stream (sse.c).
+ */
+#include "layers/scheduler/server.h"
+#include "layers/scheduler/job.h"
+#include "trace/trace.h"
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define MAX_BODY (1 << 20)
+#define MAX_DRAIN (64 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
+
+struct server {
+    model m;
+    tokenizer *tok;
+    engine e;
+    struct MHD_Daemon *d;
+    char name[256];
+    char *api_key;
+    int max_model_len, port;
+    int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
+    long created;
+    atomic_llong next_id;
+    atomic_int in_flight;          /* POSTs whose response is not yet all sent */
+    atomic_ullong responses[600];  /* by HTTP status */
+};
+
+enum route { R_NONE, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS };
+static const struct { const char *method, *path; enum route route; } ROUTES[] = {
+    { "POST", "/v1/chat/completions", R_CHAT }, { "POST", "/v1/completions", R_COMPLETIONS },
+    { "GET", "/v1/models", R_MODELS }, { "GET", "/health", R_HEALTH }, { "GET", "/metrics", R_METRICS },
+};
+
+/* A POST's body, gathered over the handler's calls. */
+typedef struct {
+    enum route route;
+    char *body;
+    size_t len, cap;
+    int too_big;
+} conn;
+
+static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, const char *type, char *body, int64_t id) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) { free(body); return MHD_NO; }
+    MHD_add_response_header(r, "Content-Type", type);
+    if (id > 0) {
+        char b[24];
+        snprintf(b, sizeof b, "%lld", (long long)id);
+        MHD_add_response_header(r, "X-Request-Id", b);
+    }
+    enum MHD_Result ok = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    atomic_fetch_add(&s->responses[status < 600 ? status : 0], 1);
+    return ok;
+}
+
+static enum MHD_Result respond_error(server *s, struct MHD_Connection *c, const api_error *e, int64_t id) {
+    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_UP, .req = id, .step = -1, .clock = CLOCK_MEASURED };
+    trace_arg a[] = { TA_INT("status", e->status), TA_STR("message", e->message) };
+    trace_instant(w, "reject", 2, a);
+    return respond(s, c, e->status, "application/json", api_error_json(e), id);
+}
+
+/* Refuse before the body is read (404, 405, 401, 415, 413). */
+static enum MHD_Result reject(server *s, struct MHD_Connection *c, int status, const char *code, const char *fmt, ...) {
+    api_error e = { .status = status, .type = "invalid_request_error", .code = code };
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    return respond_error(s, c, &e, -1);
+}
+
+static int64_t request_id(server *s, struct MHD_Connection *c) {
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+    char *end;
+    long long v = h ? strtoll(h, &end, 10) : 0;
+    return h && *h && !*end && v > 0 ? v : atomic_fetch_add(&s->next_id, 1);
+}
+
+/* The prompt through the chat template and the tokenizer (layer 7), then
+ * the length checks against max_model_len, then the engine's request. */
+static int prepare(server *s, job *j, api_error *e) {
+    api_request *q = &j->q;
+    const char *param = q->chat ? "messages" : "prompt";
+    char *text = q->chat ? tokenizer_apply_chat(s->tok, q->msgs, q->n_msgs) : strdup(q->prompt);
+    if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
+    trace_where w = { .layer = L_TOKENIZER, .dir = DIR_DOWN, .req = j->r.id, .step = -1, .clock = CLOCK_MEASURED };
+    trace_arg a[] = { TA_STR("text", text) };
+    trace_begin(w, "tokenize", 1, a);
+    char err[256];
+    j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
+    int n = j->prompt ? tokenizer_encode(s->tok, text, strlen(text), j->prompt, s->max_model_len, err, sizeof err) : -1;
+    trace_arg b[] = { TA_INT("tokens", n) };
+    trace_end(w, 1, b);
+    free(text);
+    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
+    if (n > s->max_model_len)
+        return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
+                        "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
+    int max_tokens = q->max_tokens ? q->max_tokens : s->max_model_len - n;
+    if (max_tokens < 1 || n + max_tokens > s->max_model_len)
+        return api_fail(e, 400, "invalid_request_error", q->max_tokens ? "max_tokens" : param, "context_length_exceeded",
+                        "This model's maximum context length is %d tokens. However, you requested %d tokens "
+                        "(%d in the prompt, %d for the completion).", s->max_model_len, n + max_tokens, n, max_tokens);
+    memcpy(j->stop_ids, s->stop_ids, sizeof j->stop_ids);
+    j->n_stop_ids = s->n_stop_ids;
+    request *r = &j->r;
+    r->prompt = j->prompt;
+    r->n_prompt = n;
+    r->max_tokens = max_tokens;
+    r->samp = (sampler){ .temperature = q->temperature, .top_p = q->top_p };
+    sampler_seed(&r->samp, q->has_seed ? q->seed : trace_now_ns() ^ (uint64_t)r->id);
+    r->top_logprobs = q->logprobs ? q->top_logprobs : 0;
+    r->stop_ids = j->stop_ids;
+    r->n_stop = q->ignore_eos ? 0 : j->n_stop_ids;
+    return 0;
+}
+
+/* stream: false -- wait for the end, answer with the whole completion. */
+static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, job *j) {
+    pthread_mutex_lock(&j->mu);
+    while (!j->done) pthread_cond_wait(&j->cv, &j->mu);
+    const char *finish = job_finish(j);
+    char *body = NULL;
+    api_error e;
+    if (!strcmp(finish, "error") || !strcmp(finish, "cancelled"))
+        api_fail(&e, 503, "server_error", NULL, NULL, "generation %s", finish[0] == 'e' ? "failed" : "was stopped: the server is shutting down");
+    else
+        body = api_response(&j->a, j->text, finish, j->q.logprobs ? api_logprobs(&j->a, j->toks, j->n_toks, 0) : NULL,
+                            j->r.n_prompt, j->r.n_out);
+    pthread_mutex_unlock(&j->mu);
+    int64_t id = j->r.id;
+    job_release(j);
+    return body ? respond(s, c, 200, "application/json", body, id) : respond_error(s, c, &e, id);
+}
+
+static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *j) {
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, j, sse_free);
+    if (!r) { job_release(j); return MHD_NO; }
+    char id[24];
+    snprintf(id, sizeof id, "%lld", (long long)j->r.id);
+    MHD_add_response_header(r, "Content-Type", "text/event-stream");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    MHD_add_response_header(r, "X-Request-Id", id);
+    enum MHD_Result ok = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);   /* the job now belongs to the response: sse_free releases it */
+    atomic_fetch_add(&s->responses[200], 1);
+    return ok;
+}
+
+/* A whole POST body is here: check it, tokenize, queue it, answer. */
+static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
+    int64_t id = request_id(s, c);
+    double t_arrive = trace_now_ns() * 1e-9;
+    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_DOWN, .req = id, .step = -1, .clock = CLOCK_MEASURED };
+    trace_arg a[] = { TA_STR("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
+                      TA_INT("bytes", k->len) };
+    trace_instant(w, "http_request", 2, a);
+    api_request q;
+    api_error e;
+    if (api_parse(&q, k->body ? k->body : "", k->len, k->route == R_CHAT, s->name, &e)) {
+        api_request_free(&q);
+        return respond_error(s, c, &e, id);
+    }
+    job *j = job_new(&q, s->tok, s->name, id);
+    j->r.t_arrive = t_arrive;
+    if (prepare(s, j, &e)) { job_release(j); return respond_error(s, c, &e, id); }
+    char err[256];
+    int rc = job_submit(j, &s->e, err, sizeof err);
+    if (rc) {
+        int invalid = rc == SUBMIT_INVALID;
+        api_fail(&e, invalid ? 400 : 503, invalid ? "invalid_request_error" : "server_error", NULL,
+                 rc == SUBMIT_NO_ROOM ? "kv_cache_too_small" : NULL, "%s", err);
+        job_release(j);
+        return respond_error(s, c, &e, id);
+    }
+    return j->q.stream ? respond_stream(s, c, j) : respond_whole(s, c, j);
+}
+
+static char *models_json(server *s) {
+    cJSON *j = cJSON_CreateObject(), *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "object", "list");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "data"), m);
+    cJSON_AddStringToObject(m, "id", s->name);
+    cJSON_AddStringToObject(m, "object", "model");
+    cJSON_AddNumberToObject(m, "created", s->created);
+    cJSON_AddStringToObject(m, "owned_by", "hipath");
+    cJSON_AddNumberToObject(m, "max_model_len", s->max_model_len);
+    char *out = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return out;
+}
+
+static char *metrics_text(server *s) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    fprintf(f, "# HELP hipath_http_responses_total HTTP responses, by status.\n# TYPE hipath_http_responses_total counter\n");
+    for (int i = 0; i < 600; i++) {
+        unsigned long long n = atomic_load(&s->responses[i]);
+        if (n) fprintf(f, "hipath_http_responses_total{code=\"%d\"} %llu\n", i, n);
+    }
+    engine_print_metrics(&s->e, f);
+    fclose(f);
+    return buf;
+}
+
+static int json_content_type(struct MHD_Connection *c) {
+    const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    return t && !strncasecmp(t, "application/json", 16) && (!t[16] || t[16] == ';' || t[16] == ' ');
+}
+
+static int authorized(server *s, struct MHD_Connection *c) {
+    if (!s->api_key) return 1;
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->api_key);
+}
+
+/* The first call for a request sees only its headers: route, key, type,
+ * size. Then the body arrives in pieces; the last call has none. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls) {
+    (void)version;
+    server *s = cls;
+    conn *k = *con_cls;
+    if (!k) {
+        enum route route = R_NONE;
+        int path_known = 0;
+        for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++)
+            if (!strcmp(url, ROUTES[i].path)) {
+                path_known = 1;
+                if (!strcmp(method, ROUTES[i].method)) route = ROUTES[i].route;
+            }
+        if (!route && path_known) return reject(s, c, 405, "method_not_allowed", "%.16s is not allowed on %.200s", method, url);
+        if (!route) return reject(s, c, 404, "not_found", "Invalid URL (%.16s %.200s)", method, url);
+        if (!strncmp(url, "/v1/", 4) && !authorized(s, c))
+            return reject(s, c, 401, "invalid_api_key", "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
+        if (route == R_MODELS) return respond(s, c, 200, "application/json", models_json(s), -1);
+        if (route == R_HEALTH) return respond(s, c, 200, "application/json", strdup("{\"status\":\"ok\"}"), -1);
+        if (route == R_METRICS) return respond(s, c, 200, "text/plain; version=0.0.4", metrics_text(s), -1);
+        if (!json_content_type(c)) return reject(s, c, 415, "unsupported_media_type", "Content-Type must be application/json");
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > MAX_DRAIN)
+            return reject(s, c, 413, "request_too_large", "the body has %.20s bytes; the limit is %d", cl, MAX_BODY);
+        if (!(k = calloc(1, sizeof *k))) return MHD_NO;
+        k->route = route;
+        *con_cls = k;
+        atomic_fetch_add(&s->in_flight, 1);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (k->too_big || k->len + n > MAX_BODY) { k->too_big = 1; return MHD_YES; }
+        if (k->len + n + 1 > k->cap) {
+            char *b = realloc(k->body, k->cap = 2 * (k->len + n + 1));
+            if (!b) return MHD_NO;
+            k->body = b;
+        }
+        memcpy(k->body + k->len, upload, n);
+        k->len += n;
+        return MHD_YES;
+    }
+    if (k->too_big) return reject(s, c, 413, "request_too_large", "the body is over %d bytes", MAX_BODY);
+    return complete(s, c, k);
+}
+
+/* A request is over: its response was sent, or its connection dropped. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why) {
+    (void)c; (void)why;
+    server *s = cls;
+    conn *k = *con_cls;
+    if (k) {
+        free(k->body);
+        free(k);
+        atomic_fetch_sub(&s->in_flight, 1);
+    }
+    *con_cls = NULL;
+}
+
+server *server_start(const server_opts *o, char *err, int errlen) {
+    server *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    if (model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
+    const model_config *c = &s->m.cfg;
+    if (!s->m.tokenizer_path) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
+    if (!(s->tok = tokenizer_load(s->m.tokenizer_path, err, errlen))) goto fail_model;
+    for (int i = 0; i < c->n_stop; i++) s->stop_ids[s->n_stop_ids++] = c->stop_ids[i];
+    s->n_stop_ids += tokenizer_stop_ids(s->tok, s->stop_ids + s->n_stop_ids, 16);
+
+    const char *base = o->served_name;
+    if (!base) {   /* the folder's name, without a trailing slash */
+        size_t n = strlen(o->model_dir);
+        while (n > 1 && o->model_dir[n - 1] == '/') n--;
+        size_t b = n;
+        while (b > 0 && o->model_dir[b - 1] != '/') b--;
+        snprintf(s->name, sizeof s->name, "%.*s", (int)(n - b), o->model_dir + b);
+    } else {
+        snprintf(s->name, sizeof s->name, "%s", base);
+    }
+    double mb = o->kv_cache_mb > 0 ? o->kv_cache_mb : 64;
+    double per_token = 2.0 * sizeof(float) * c->n_layers * c->n_kv_heads * c->head_dim;
+    int kv_tokens = (int)(mb * 1048576 / per_token);
+    s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < kv_tokens ? c->max_seq_len : kv_tokens);
+    int max_batch = o->max_batch > 0 ? o->max_batch : 32;
+    if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {
+        snprintf(err, errlen, "--max-model-len %d: must be 2 to the model's context length %d", s->max_model_len, c->max_seq_len);
+        goto fail_tok;
+    }
+    if (kv_tokens < KV_BLOCK_SIZE) { snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb); goto fail_tok; }
+    if (s->max_model_len > kv_tokens)
+        fprintf(stderr, "hipath: warning: the KV cache (%g MB) holds %d tokens, fewer than --max-model-len %d; "
+                        "longer requests get 503\n", mb, kv_tokens, s->max_model_len);
+    if (engine_init(&s->e, &s->m, s->max_model_len + max_batch, max_batch, kv_tokens, err, errlen)) goto fail_tok;
+    if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); goto fail_engine; }
+
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
+    const char *host = o->host && strcmp(o->host, "localhost") ? o->host : "127.0.0.1";
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) { snprintf(err, errlen, "--host %s: not an IPv4 address", host); goto fail_thread; }
+    s->created = (long)time(NULL);
+    atomic_store(&s->next_id, 1);
+    s->api_key = o->api_key ? strdup(o->api_key) : NULL;
+    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0, NULL, NULL, handle, s,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+                            MHD_OPTION_END);
+    if (!s->d) { snprintf(err, errlen, "cannot listen on %s:%d (address in use?)", host, o->port); goto fail_thread; }
+    s->port = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    return s;
+
+fail_thread:
+    free(s->api_key);
+    engine_stop(&s->e);
+fail_engine:
+    engine_free(&s->e);
+fail_tok:
+    tokenizer_free(s->tok);
+fail_model:
+    model_free(&s->m);
+    free(s);
+    return NULL;
+}
+
+int server_port(const server *s) { return s->port; }
+const char *server_model_name(const server *s) { return s->name; }
+
+void server_stop(server *s) {
+    MHD_quiesce_daemon(s->d);    /* no new connections */
+    engine_stop(&s->e);          /* every job ends, so every response can finish... */
+    for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
+        struct timespec t = { 0, 10000000 };
+        nanosleep(&t, NULL);
+    }
+    MHD_stop_daemon(s->d);
+    engine_free(&s->e);
+    tokenizer_free(s->tok);
+    model_free(&s->m);
+    free(s->api_key);
+    free(s);
+}

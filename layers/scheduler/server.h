@@ -1,0 +1,31 @@
+/*
+ * server.h -- layer 6: the OpenAI-compatible HTTP server (libmicrohttpd).
+ * POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
+ * GET /health, GET /metrics. One engine thread runs the steps; each
+ * connection has its own thread and hands requests over through the
+ * engine's queue.
+ */
+#ifndef HIPATH_SERVER_H
+#define HIPATH_SERVER_H
+
+typedef struct {
+    const char *model_dir;
+    const char *host;            /* NULL: 127.0.0.1 */
+    int port;                    /* 0: any free port */
+    const char *served_name;     /* NULL: the model folder's name */
+    int max_model_len;           /* 0: the model's context, capped by the KV cache */
+    int max_batch;               /* 0: 32 */
+    double kv_cache_mb;          /* 0: 64 */
+    const char *api_key;         /* NULL: no key needed */
+} server_opts;
+
+typedef struct server server;
+
+/* Load the model, start the engine thread and listen. NULL with a one-line reason. */
+server *server_start(const server_opts *o, char *err, int errlen);
+int server_port(const server *s);
+const char *server_model_name(const server *s);
+/* Finish every request still inside, stop listening, free everything. */
+void server_stop(server *s);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * sse.c -- the body of a streaming response as Server-Sent Events:
+ * `data: {chunk}` and a blank line per piece of text, `data: [DONE]` last.
+ * MHD calls sse_read on the connection's thread whenever the socket can
+ * take more; it blocks until the engine has produced something.
+ */
+#include "layers/scheduler/job.h"
+#include "trace/trace.h"
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEEPALIVE_S 5   /* a comment line when nothing came for this long */
+
+static void put(job *j, const char *s, size_t n) {
+    if (j->out_len + n > j->out_cap) {
+        j->out_cap = 2 * (j->out_len + n);
+        if (!(j->out = realloc(j->out, j->out_cap))) abort();
+    }
+    memcpy(j->out + j->out_len, s, n);
+    j->out_len += n;
+}
+
+static void event(job *j, char *json) {
+    put(j, "data: ", 6);
+    put(j, json, strlen(json));
+    put(j, "\n\n", 2);
+    free(json);
+}
+
+/* The next events: the role chunk, new text, or the end. */
+static void fill(job *j) {
+    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_UP, .req = j->r.id, .step = -1, .clock = CLOCK_MEASURED };
+    if (j->first) {
+        j->first = 0;
+        event(j, api_chunk(&j->a, 1, "", NULL, NULL));
+        return;
+    }
+    pthread_mutex_lock(&j->mu);
+    job_news n = job_wait(j, KEEPALIVE_S);
+    size_t from = j->sent;
+    char *text = strndup(j->text + from, n.end - from);
+    cJSON *lp = j->q.logprobs && n.n_toks > j->toks_sent
+                ? api_logprobs(&j->a, j->toks + j->toks_sent, n.n_toks - j->toks_sent, (int)from) : NULL;
+    j->sent = n.end;
+    j->toks_sent = n.n_toks;
+    const char *finish = job_finish(j);
+    int n_out = j->r.n_out;
+    pthread_mutex_unlock(&j->mu);
+
+    if (*text || lp) {
+        event(j, api_chunk(&j->a, 0, text, lp, NULL));
+        trace_arg a[] = { TA_STR("text", text), TA_INT("tokens", n_out) };
+        trace_instant(w, "sse_chunk", 2, a);
+    } else if (!n.done) {
+        put(j, ": keepalive\n\n", 13);
+    }
+    free(text);
+    if (!n.done) return;
+    if (!strcmp(finish, "error") || !strcmp(finish, "cancelled")) {
+        api_error e;
+        api_fail(&e, 500, "server_error", NULL, NULL, "generation %s after %d tokens",
+                 finish[0] == 'e' ? "failed" : "was stopped (the server is shutting down)", n_out);
+        event(j, api_error_json(&e));
+    } else {
+        event(j, api_chunk(&j->a, 0, NULL, NULL, finish));
+        if (j->q.include_usage) event(j, api_usage_chunk(&j->a, j->r.n_prompt, n_out));
+    }
+    put(j, "data: [DONE]\n\n", 14);
+    j->ended = 1;
+    trace_arg a[] = { TA_STR("finish", finish), TA_INT("completion_tokens", n_out) };
+    trace_instant(w, "sse_done", 2, a);
+}
+
+ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)pos;
+    job *j = cls;
+    while (j->out_off == j->out_len) {
+        if (j->ended) return MHD_CONTENT_READER_END_OF_STREAM;
+        j->out_off = j->out_len = 0;
+        fill(j);
+    }
+    size_t n = j->out_len - j->out_off < max ? j->out_len - j->out_off : max;
+    memcpy(buf, j->out + j->out_off, n);
+    j->out_off += n;
+    return (ssize_t)n;
+}
+
+void sse_free(void *cls) { job_release(cls); }

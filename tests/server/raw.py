@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Raw HTTP checks of `hipath serve` (tests/check_server.sh): bad input gets the
+right status and OpenAI's error shape, a client that hangs up mid-stream is
+cancelled and its KV blocks come back, and the server keeps serving.
+
+usage: raw.py errors HOST PORT API_KEY MAX_MODEL_LEN
+       raw.py kv HOST PORT          (a server with a tiny KV cache: wait, then 503)
+       raw.py shutdown HOST PORT PID (SIGTERM mid-stream: the stream ends with an error chunk)
+Exit 0 when every check passes; each failure prints one line."""
+import http.client, json, os, re, signal, socket, sys, threading, time
+
+failed = 0
+
+
+def check(ok, what):
+    global failed
+    failed += not ok
+    print(("ok   " if ok else "FAIL ") + what)
+
+
+def post(host, port, path, body, headers=None, raw=False):
+    c = http.client.HTTPConnection(host, port, timeout=120)
+    h = {"Content-Type": "application/json"}
+    h.update(headers or {})
+    c.request("POST", path, body=body if raw else json.dumps(body).encode(), headers=h)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+def get(host, port, path):
+    c = http.client.HTTPConnection(host, port, timeout=30)
+    c.request("GET", path)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, data
+
+
+def metric(host, port, name):
+    _, text = get(host, port, "/metrics")
+    m = re.search(r"^%s (\S+)$" % re.escape(name), text.decode(), re.M)
+    return float(m.group(1)) if m else None
+
+
+def error_shape(data):
+    """{"error": {"message": str, "type": str, "param": str|null, "code": str|null}}"""
+    try:
+        e = json.loads(data)["error"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    ok = isinstance(e.get("message"), str) and e["message"] and isinstance(e.get("type"), str) \
+        and "param" in e and "code" in e and set(e) == {"message", "type", "param", "code"}
+    return e if ok else None
+
+
+def expect_error(name, got, status, param=None, contains=()):
+    st, data = got
+    e = error_shape(data)
+    ok = (st in status if isinstance(status, tuple) else st == status) and e is not None
+    ok = ok and (param is None or e["param"] == param) and all(s in e["message"] for s in contains)
+    check(ok, "%s -> %s %s" % (name, st, data[:160].decode(errors="replace")))
+
+
+def errors(host, port, key, max_len):
+    auth = {"Authorization": "Bearer " + key}
+    chat = lambda body, **kw: post(host, port, "/v1/chat/completions", body, {**auth, **kw.pop("headers", {})}, **kw)
+    hi = [{"role": "user", "content": "Hi"}]
+    expect_error("malformed JSON", chat(b'{"messages": [', raw=True), 400)
+    expect_error("a JSON array body", chat(b"[1, 2]", raw=True), 400)
+    expect_error("wrong content type", chat(b'{"messages": []}', raw=True, headers={"Content-Type": "text/plain"}), (400, 415))
+    big = json.dumps({"messages": [{"role": "user", "content": "a" * (1 << 20)}]}).encode()
+    expect_error("body over 1 MiB", chat(big, raw=True), 413)
+    expect_error("unknown model", chat({"model": "gpt-9", "messages": hi}), 404, "model")
+    expect_error("missing messages", chat({"max_tokens": 3}), 400, "messages")
+    expect_error("messages not a list", chat({"messages": "Hi"}), 400, "messages")
+    expect_error("message not an object", chat({"messages": ["Hi"]}), 400, "messages")
+    expect_error("unknown role", chat({"messages": [{"role": "wizard", "content": "Hi"}]}), 400, "messages")
+    expect_error("content a number", chat({"messages": [{"role": "user", "content": 5}]}), 400, "messages")
+    expect_error("empty content", chat({"messages": [{"role": "user", "content": ""}]}), 400, "messages")
+    expect_error("invalid UTF-8", chat(b'{"messages": [{"role": "user", "content": "\xff\xfeHi"}]}', raw=True), 400, "messages")
+    expect_error("max_tokens a string", chat({"messages": hi, "max_tokens": "5"}), 400, "max_tokens")
+    expect_error("max_tokens 0", chat({"messages": hi, "max_tokens": 0}), 400, "max_tokens")
+    expect_error("max_tokens -3", chat({"messages": hi, "max_tokens": -3}), 400, "max_tokens")
+    expect_error("max_tokens 2.5", chat({"messages": hi, "max_tokens": 2.5}), 400, "max_tokens")
+    expect_error("max_tokens past the context", chat({"messages": hi, "max_tokens": max_len}), 400, "max_tokens", (str(max_len),))
+    long_text = "hello " * (2 * max_len)
+    st, data = chat({"messages": [{"role": "user", "content": long_text}]})
+    e = error_shape(data) or {}
+    nums = [int(x) for x in re.findall(r"\d+", e.get("message", ""))]
+    check(st == 400 and max_len in nums and any(n > max_len for n in nums),
+          "prompt longer than max_model_len: 400 stating both numbers -> %s" % data[:200].decode(errors="replace"))
+    expect_error("temperature 2.5", chat({"messages": hi, "temperature": 2.5}), 400, "temperature")
+    expect_error("temperature -1", chat({"messages": hi, "temperature": -1}), 400, "temperature")
+    expect_error("temperature a string", chat({"messages": hi, "temperature": "hot"}), 400, "temperature")
+    expect_error("top_p 0", chat({"messages": hi, "top_p": 0}), 400, "top_p")
+    expect_error("top_p 1.5", chat({"messages": hi, "top_p": 1.5}), 400, "top_p")
+    expect_error("n 2", chat({"messages": hi, "n": 2}), 400, "n")
+    expect_error("stream a string", chat({"messages": hi, "stream": "yes"}), 400, "stream")
+    expect_error("stop a number", chat({"messages": hi, "stop": 3}), 400, "stop")
+    expect_error("top_logprobs 21", chat({"messages": hi, "logprobs": True, "top_logprobs": 21}), 400, "top_logprobs")
+    expect_error("top_logprobs without logprobs", chat({"messages": hi, "top_logprobs": 2}), 400, "top_logprobs")
+    expect_error("completions without prompt", post(host, port, "/v1/completions", {"max_tokens": 2}, auth), 400, "prompt")
+    expect_error("missing API key", post(host, port, "/v1/chat/completions", {"messages": hi}), 401)
+    expect_error("wrong API key", post(host, port, "/v1/chat/completions", {"messages": hi}, {"Authorization": "Bearer nope"}), 401)
+    expect_error("unknown path", get(host, port, "/v1/engines"), 404)
+    expect_error("GET on a POST path", get(host, port, "/v1/chat/completions"), (404, 405))
+    st, data = get(host, port, "/health")
+    check(st == 200, "/health answers without a key")
+
+    # A client that hangs up mid-stream: the request is cancelled, its blocks return.
+    cancelled0 = metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}')
+    body = json.dumps({"messages": hi, "stream": True, "max_tokens": max_len - 64, "ignore_eos": True}).encode()
+    s = socket.create_connection((host, port))
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    got = b""
+    while got.count(b"data: ") < 3:
+        got += s.recv(4096)
+    s.close()
+    deadline = time.time() + 30
+    while time.time() < deadline and (metric(host, port, "hipath_requests_running") or metric(host, port, "hipath_kv_blocks_used")):
+        time.sleep(0.1)
+    check(metric(host, port, "hipath_requests_running") == 0, "after the hang-up no request is running")
+    check(metric(host, port, "hipath_kv_blocks_used") == 0 and metric(host, port, "hipath_kv_cache_usage_ratio") == 0,
+          "after the hang-up every KV block is back (/metrics)")
+    check(metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}') == cancelled0 + 1,
+          "the hung-up request was cancelled, not run to the end")
+    st, data = chat({"messages": hi, "max_tokens": 4, "temperature": 0})
+    check(st == 200 and json.loads(data)["object"] == "chat.completion", "the server keeps serving after the hang-up")
+
+
+def kv(host, port):
+    """A cache of 8 blocks (128 tokens): one request too big for it ever gets
+    503; four that fit one or two at a time wait their turn and all finish."""
+    hi = [{"role": "user", "content": "Hi"}]
+    expect_error("a request the KV cache can never hold", post(host, port, "/v1/chat/completions",
+                 {"messages": hi, "max_tokens": 200}), 503, None, ("KV",))
+    out = [None] * 4
+    def one(i):
+        out[i] = post(host, port, "/v1/chat/completions", {"messages": hi, "max_tokens": 100, "ignore_eos": True, "temperature": 0})
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(4)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    check(all(o and o[0] == 200 for o in out), "four requests that cannot all fit at once wait and finish: %s" % [o and o[0] for o in out])
+    check(all(json.loads(o[1])["usage"]["completion_tokens"] == 100 for o in out if o and o[0] == 200), "each generated its 100 tokens")
+    waited = metric(host, port, "hipath_queue_time_seconds_sum")
+    check(waited is not None and waited > 0, "some waited in the queue (queue time sum %s s)" % waited)
+    check(metric(host, port, "hipath_kv_blocks_used") == 0, "all blocks back")
+
+
+def shutdown(host, port, pid):
+    """The server stops while a stream is running: the client still gets an
+    OpenAI error object as a data: chunk, then [DONE]."""
+    c = http.client.HTTPConnection(host, port, timeout=60)
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "Hi"}], "stream": True,
+              "max_tokens": 100, "ignore_eos": True}), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    events, killed = [], False
+    while True:
+        line = r.readline()
+        if not line:
+            break
+        if line.startswith(b"data: "):
+            events.append(line[6:].strip())
+            if len(events) == 3 and not killed:
+                os.kill(pid, signal.SIGTERM)
+                killed = True
+    err = error_shape(events[-2]) if len(events) >= 2 else None
+    check(killed and events[-1] == b"[DONE]" and err is not None,
+          "SIGTERM mid-stream: an error chunk, then [DONE] (%s)" % (events[-2:] if events else "no events"))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "errors":
+        errors(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
+    elif sys.argv[1] == "kv":
+        kv(sys.argv[2], int(sys.argv[3]))
+    else:
+        shutdown(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    sys.exit(1 if failed else 0)

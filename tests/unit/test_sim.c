@@ -1,0 +1,96 @@
+/* test_sim.c -- the wave model of layers/gpu/sim.h, worked by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "layers/gpu/sim.h"
+#include "kernels/hip/geometry.h"
+
+/* A 96-CU device, wave32: Pi = 96 TFLOP/s, beta = 960 GB/s, 5 us launch. */
+static gpu_profile dev96(void) {
+    gpu_profile p = { .name = "test-96", .bandwidth = 960e9, .compute_units = 96, .wavefront_size = 32,
+                      .launch_latency_s = 5e-6, .host_link = 32e9 };
+    p.peak.fp32 = 96e12;
+    return p;
+}
+
+/* 2 workgroups of 256 threads, F = 2e9 FLOP, R = 96e6 bytes. The bound is
+ * max(2e9/96e12, 96e6/960e9) = max(20.8 us, 100 us) = 100 us; one wave,
+ * each workgroup on one CU at 1/96 of the device: t_wave = (R/2)/(beta/96)
+ * = 48e6 / 10e9 = 4.8 ms, so t = 4.8 ms + 5 us: 48 times the bound. */
+static void small_grid_one_wave(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    assert_int_equal(sim_model(&p, 2, 256, 2e9, 96e6, &k, err, sizeof err), 0);
+    assert_int_equal(k.waves, 1);
+    assert_int_equal(k.cus_last, 2);
+    assert_int_equal(k.wavefronts, 2 * 8);                 /* 256 threads / 32 */
+    assert_true(k.wave_s > 4.8e-3 * (1 - 1e-12) && k.wave_s < 4.8e-3 * (1 + 1e-12));
+    assert_true(k.total_s > 4.805e-3 * (1 - 1e-12) && k.total_s < 4.805e-3 * (1 + 1e-12));
+}
+
+/* 192 workgroups fill 96 CUs twice: t = max(F/Pi, R/beta) + latency. With
+ * F = 192e9: F/Pi = 2 ms > R/beta = 0.1 ms, so 2 ms + 5 us, compute-bound. */
+static void full_grid_meets_the_bound(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    assert_int_equal(sim_model(&p, 192, 64, 192e9, 96e6, &k, err, sizeof err), 0);
+    assert_int_equal(k.waves, 2);
+    assert_int_equal(k.cus_last, 96);
+    assert_int_equal(k.wavefronts, 192 * 2);
+    assert_true(k.busy_s > 2e-3 * (1 - 1e-12) && k.busy_s < 2e-3 * (1 + 1e-12));
+    /* 97 workgroups: a second wave with one CU busy takes as long as a full one. */
+    assert_int_equal(sim_model(&p, 97, 64, 97e9, 0, &k, err, sizeof err), 0);
+    assert_int_equal(k.waves, 2);
+    assert_int_equal(k.cus_last, 1);
+    assert_true(k.busy_s > 2e-3 * (1 - 1e-12) && k.busy_s < 2e-3 * (1 + 1e-12));
+}
+
+/* The wavefront size comes from the profile: the same 256 threads are 8
+ * wave32 wavefronts or 4 wave64 ones; a partial wavefront counts whole. */
+static void wavefronts_from_geometry(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    kdims d = geo_matmul(1, 896, p.wavefront_size);        /* decode GEMV, 896 rows */
+    assert_int_equal(d.grid, 224);                          /* 4 rows per workgroup */
+    assert_int_equal(d.block, 128);
+    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(k.wavefronts, 896);                    /* one per row */
+    p.wavefront_size = 64;
+    d = geo_matmul(1, 896, p.wavefront_size);
+    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(k.wavefronts, 896);
+    assert_int_equal(sim_model(&p, 1, 100, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(k.wavefronts, 2);                      /* 100 threads: 2 wave64 */
+}
+
+static void refuses_bad_profiles(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    p.bandwidth = 0;
+    assert_int_equal(sim_model(&p, 2, 256, 1, 1, &k, err, sizeof err), -1);
+    p = dev96();
+    p.compute_units = 0;
+    assert_int_equal(sim_model(&p, 2, 256, 1, 1, &k, err, sizeof err), -1);
+    p = dev96();
+    assert_int_equal(sim_model(&p, 0, 256, 1, 1, &k, err, sizeof err), -1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_grid_one_wave),
+        cmocka_unit_test(full_grid_meets_the_bound),
+        cmocka_unit_test(wavefronts_from_geometry),
+        cmocka_unit_test(refuses_bad_profiles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
