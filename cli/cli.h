@@ -16,4 +16,10 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int parse_int(const char *s, long lo, long hi, long *out);
 int parse_float(const char *s, double lo, double hi, double *out);
 
+/* Open the trace for this command: the command line, the model and the
+ * device (rt_select() first) go into the runs table; parent folders of the
+ * two paths are created. *pftrace may be NULL: it is set to a timestamped
+ * default under traces/. 0, or 1 after printing the reason. */
+int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model);
+
 #endif

@@ -6,7 +6,9 @@
  */
 #include "cli/cli.h"
 #include "layers/client/client.h"
+#include "layers/runtime/runtime.h"
 #include "layers/scheduler/server.h"
+#include "trace/journey.h"
 #include "trace/trace.h"
 #include <errno.h>
 #include <getopt.h>
@@ -25,16 +27,9 @@ static const char USAGE[] =
     "  --max-tokens N       reply length limit (default 64)\n"
     "  --temperature T      0 = greedy (default 0)\n"
     "  --seed S             seed for sampling\n"
+    "  --device D           auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --trace-db FILE      SQLite trace (default traces/hipath.db)\n"
     "  --perfetto FILE      Perfetto trace (default traces/hipath-<timestamp>.pftrace)\n";
-
-/* mkdir -p of the folder holding path. */
-static void make_parent(const char *path) {
-    char d[1024];
-    snprintf(d, sizeof d, "%s", path);
-    for (char *p = d + 1; *p; p++)
-        if (*p == '/') { *p = 0; mkdir(d, 0755); *p = '/'; }
-}
 
 static void print_text(const char *text, size_t len, void *user) {
     (void)user;
@@ -42,22 +37,37 @@ static void print_text(const char *text, size_t len, void *user) {
     fflush(stdout);
 }
 
-/* The summary after the reply (the lead adds the per-layer journey here). */
-static void print_summary(const chat_result *r, const char *db, const char *pftrace) {
+/* The summary after the reply: client-side latency, the journey table
+ * read back from the trace, and where the traces are. */
+static void print_summary(const chat_result *r, const char *db, const char *pftrace, int64_t run) {
     double decode_rate = r->tpot_s > 0 ? 1 / r->tpot_s : 0;
     fprintf(stderr, "\n[request %lld: %d prompt tokens, %d generated, finish %s]\n", (long long)r->id,
             r->prompt_tokens, r->completion_tokens, r->finish);
     fprintf(stderr, "TTFT %.1f ms, %.2f ms per output token (%.1f tokens/s), total %.1f ms (measured at the client)\n",
             r->ttft_s * 1e3, r->tpot_s * 1e3, decode_rate, r->total_s * 1e3);
-    fprintf(stderr, "trace: %s (SQLite), %s (Perfetto: open in ui.perfetto.dev)\n", db, pftrace);
+    journey_row rows[16];
+    int n;
+    double total;
+    char err[256];
+    if (db && trace_journey(db, run, rows, &n, &total, err, sizeof err) == 0) {
+        fprintf(stderr, "\nthe journey (time: when that layer was the deepest one at work, on the trace's timeline)\n");
+        fprintf(stderr, "  %-12s %-4s %10s %6s  %s\n", "layer", "dir", "time", "share", "what happened to the data");
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %5.1f%%  %s\n", rows[i].layer, trace_layer_name(rows[i].layer),
+                    rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3,
+                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what);
+        fprintf(stderr, "  %-17s %7.3f ms 100.0%%\n", "total", total * 1e3);
+    } else if (db) fprintf(stderr, "(no journey table: %s)\n", err);
+    if (db) fprintf(stderr, "\nSQLite trace: %s    try: sqlite3 %s 'SELECT * FROM v_layer_time'\n", db, db);
+    fprintf(stderr, "Perfetto trace: %s    open it at https://ui.perfetto.dev (Open trace file)\n", pftrace);
 }
 
 int cmd_run(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
-        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
+        { "device", 1, 0, 'D' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     long max_tokens = 64, seed = -1;
     double temperature = 0;
     int c;
@@ -73,27 +83,17 @@ int cmd_run(int argc, char **argv) {
         case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return fail("--seed must be an integer >= 0, got '%s'", optarg); break;
         case 'd': db = optarg; break;
         case 'p': pftrace = optarg; break;
+        case 'D': device = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind != argc - 1) return fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
-    char pf_default[128], cmdline[1024] = "hipath", err[512], base[256], model[256];
-    if (!pftrace) {
-        time_t now = time(NULL);
-        strftime(pf_default, sizeof pf_default, "traces/hipath-%Y%m%d-%H%M%S.pftrace", localtime(&now));
-        pftrace = pf_default;
-    }
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(cmdline);
-        snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
-    }
-    make_parent(db);
-    make_parent(pftrace);
+    char err[512], base[256], model[256];
     signal(SIGPIPE, SIG_IGN);
-    trace_run_info info = { .db_path = db, .perfetto_path = pftrace, .command = cmdline, .model = model_dir,
-                            .device = "cpu", .clock_domain = "host-monotonic" };
-    if (trace_open(&info, err, sizeof err)) return fail("%s", err);
+    if (!url && rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
+    int64_t run = trace_run_id();
 
     server *s = NULL;
     int rc = 1;
@@ -116,12 +116,14 @@ int cmd_run(int argc, char **argv) {
     if (!ok) fail("%s", r.error);
     if (s) server_stop(s);
     s = NULL;
+    rt_close();
     if (trace_close(err, sizeof err)) fail("%s", err);
-    else if (ok) print_summary(&r, db, pftrace);
+    else if (ok) print_summary(&r, db, pftrace, run);
     chat_result_free(&r);
     return ok ? 0 : 1;
 out:
     if (s) server_stop(s);
+    rt_close();
     trace_close(err, sizeof err);
     return rc;
 }

@@ -3,7 +3,9 @@
  * until Ctrl-C. Point any OpenAI client at http://HOST:PORT/v1.
  */
 #include "cli/cli.h"
+#include "layers/runtime/runtime.h"
 #include "layers/scheduler/server.h"
+#include "trace/trace.h"
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,13 +19,18 @@ static const char USAGE[] =
     "  --max-model-len N        prompt + completion tokens per request (default: the model's context)\n"
     "  --max-batch B            requests per engine step (default 32)\n"
     "  --kv-cache-mb M          KV-cache pool size in MiB (default 64)\n"
-    "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n";
+    "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n"
+    "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
+    "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
+    "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n";
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "model", 1, 0, 'm' }, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
-        { "api-key", 1, 0, 'a' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
+        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *device = "auto", *db = NULL, *pftrace = NULL;
     server_opts o = { .host = "127.0.0.1", .port = 8000 };
     long v;
     int c;
@@ -39,6 +46,9 @@ int cmd_serve(int argc, char **argv) {
         case 'b': if (parse_int(optarg, 1, 4096, &v)) return fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
+        case 'D': device = optarg; break;
+        case 'd': db = optarg; break;
+        case 'P': pftrace = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -54,12 +64,17 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     char err[512];
+    if (rt_select(device, err, sizeof err)) return fail("%s", err);
+    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, o.model_dir)) return 1;
     server *s = server_start(&o, err, sizeof err);
-    if (!s) return fail("%s", err);
+    if (!s) { trace_close(err, sizeof err); return fail("%s", err); }
     fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
     int sig;
     sigwait(&stop, &sig);
     fprintf(stderr, "hipath: stopping\n");
     server_stop(s);
+    if (trace_close(err, sizeof err)) return fail("%s", err);
+    if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
+    rt_close();
     return 0;
 }

@@ -2,6 +2,10 @@
  * hipath.c -- the command line: one subcommand per job.
  */
 #include "cli/cli.h"
+#include "layers/runtime/runtime.h"
+#include "trace/trace.h"
+#include <sys/stat.h>
+#include <time.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +40,34 @@ int parse_float(const char *s, double lo, double hi, double *out) {
     if (errno || end == s || *end || !(v >= lo && v <= hi)) return -1;
     *out = v;
     return 0;
+}
+
+/* mkdir -p of the folder holding path. */
+static void make_parent(const char *path) {
+    char d[1024];
+    snprintf(d, sizeof d, "%s", path);
+    for (char *p = d + 1; *p; p++)
+        if (*p == '/') { *p = 0; mkdir(d, 0755); *p = '/'; }
+}
+
+int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model) {
+    static char pf_default[128];
+    char cmdline[1024] = "hipath", err[512];
+    if (!*pftrace) {
+        time_t now = time(NULL);
+        strftime(pf_default, sizeof pf_default, "traces/hipath-%Y%m%d-%H%M%S.pftrace", localtime(&now));
+        *pftrace = pf_default;
+    }
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(cmdline);
+        snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
+    }
+    if (db) make_parent(db);
+    make_parent(*pftrace);
+    const rt_device *d = rt_device_now();
+    trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
+                            .device = d->name, .clock_domain = d->kind == RT_SIM ? "virtual" : "host-monotonic" };
+    return trace_open(&info, err, sizeof err) ? fail("%s", err) : 0;
 }
 
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {

@@ -55,7 +55,9 @@ uint64_t sim_copy(const char *dir, double bytes, int64_t step) {
     double s = d2d ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;
     uint64_t t0 = start_now(), dur = ns(s + D.p.launch_latency_s);
     trace_arg a[] = { TA_DBL("bytes", bytes), TA_STR("direction", dir) };
-    trace_slice(stream0(step), d2d ? "copy D2D" : dir[0] == 'H' ? "copy H2D" : "copy D2H", t0, dur, 2, a);
+    trace_where w = stream0(step);
+    if (!d2d && dir[0] == 'D') w.dir = DIR_UP;    /* D2H: the logits going back up */
+    trace_slice(w, d2d ? "copy D2D" : dir[0] == 'H' ? "copy H2D" : "copy D2H", t0, dur, 2, a);
     return D.free_ns = t0 + dur;
 }
 

@@ -159,7 +159,9 @@ const void *rt_dev(const void *host) {
 
 static void copy(void *dst, const void *src, size_t bytes, int dir, int64_t step, int async) {
     trace_arg a[] = { TA_DBL("bytes", (double)bytes), TA_STR("direction", DIR[dir]), TA_INT("async", async) };
-    trace_begin(W(step), R.dev.kind == RT_HIP ? (async ? "hipMemcpyAsync" : "hipMemcpy") : "memcpy", 3, a);
+    trace_where w = W(step);
+    if (dir == 1) w.dir = DIR_UP;                                 /* D2H: the answer going back up */
+    trace_begin(w, R.dev.kind == RT_HIP ? (async ? "hipMemcpyAsync" : "hipMemcpy") : "memcpy", 3, a);
     if (R.dev.kind == RT_SIM && !async) sim_wait();             /* a sync copy waits for the stream */
     uint64_t t0 = trace_now_ns();
     R.drv->copy(dst, src, bytes, dir, async);
@@ -168,7 +170,7 @@ static void copy(void *dst, const void *src, size_t bytes, int dir, int64_t step
         sim_copy(DIR[dir], (double)bytes, step);
         if (!async) sim_wait();
     }
-    trace_end(W(step), 0, NULL);
+    trace_end(w, 0, NULL);
 }
 
 void rt_copy(void *dst, const void *src, size_t bytes, int dir, int64_t step) { copy(dst, src, bytes, dir, step, 0); }

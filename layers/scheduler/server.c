@@ -99,8 +99,11 @@ static int prepare(server *s, job *j, api_error *e) {
     char err[256];
     j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
     int n = j->prompt ? tokenizer_encode(s->tok, text, strlen(text), j->prompt, s->max_model_len, err, sizeof err) : -1;
-    trace_arg b[] = { TA_INT("tokens", n) };
-    trace_end(w, 1, b);
+    char ids[512] = "";   /* the ids as JSON, cut short for long prompts */
+    for (int i = 0, len = 0; i < n && len < (int)sizeof ids - 16; i++)
+        len += snprintf(ids + len, sizeof ids - len, "%s%d%s", i ? "," : "[", j->prompt[i], i == n - 1 ? "]" : "");
+    trace_arg b[] = { TA_INT("tokens", n), TA_STR("ids", ids) };
+    trace_end(w, 2, b);
     free(text);
     if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
     if (n > s->max_model_len)
