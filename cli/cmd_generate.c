@@ -8,6 +8,7 @@
 #include "layers/scheduler/engine.h"
 #include "layers/runtime/runtime.h"
 #include "layers/tokenizer/tokenizer.h"
+#include "trace/trace.h"
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@ static const char USAGE[] =
     "  --seed S             seed for sampling (default: from the clock)\n"
     "  --top-logprobs K     report the K most likely alternatives per token (0-20)\n"
     "  --device D           cpu (default), sim:PROFILE (e.g. sim:w7900), hip:N, or auto\n"
+    "  --trace-db FILE      record a SQLite trace (and a Perfetto one: --perfetto FILE)\n"
+    "  --perfetto FILE      record a Perfetto trace\n"
     "  --json               print one JSON object instead of the text\n";
 
 typedef struct {
@@ -107,8 +110,9 @@ int cmd_generate(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "prompt", 1, 0, 'p' }, { "prompt-ids", 1, 0, 'i' },
         { "max-tokens", 1, 0, 'n' }, { "temperature", 1, 0, 't' }, { "top-p", 1, 0, 'P' },
         { "top-k", 1, 0, 'k' }, { "seed", 1, 0, 's' }, { "top-logprobs", 1, 0, 'l' },
-        { "device", 1, 0, 'd' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *model_path = NULL, *prompt = NULL, *prompt_ids = NULL, *device = "cpu";
+        { "device", 1, 0, 'd' }, { "trace-db", 1, 0, 'D' }, { "perfetto", 1, 0, 'F' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *model_path = NULL, *prompt = NULL, *prompt_ids = NULL, *device = "cpu",
+               *db = NULL, *pftrace = NULL;
     long max_tokens = 64, top_k = 0, top_logprobs = 0, seed = -1;
     double temperature = 0, top_p = 1;
     int json = 0, o;
@@ -126,6 +130,8 @@ int cmd_generate(int argc, char **argv) {
         case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return fail("--seed must be an integer >= 0, got '%s'", optarg); break;
         case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
         case 'd': device = optarg; break;
+        case 'D': db = optarg; break;
+        case 'F': pftrace = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -136,8 +142,9 @@ int cmd_generate(int argc, char **argv) {
 
     char err[512];
     if (rt_select(device, err, sizeof err)) return fail("%s", err);
+    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, model_path)) { rt_close(); return 1; }
     model m;
-    if (model_load(&m, model_path, err, sizeof err)) { rt_close(); return fail("%s", err); }
+    if (model_load(&m, model_path, err, sizeof err)) { rt_close(); trace_close(err, sizeof err); return fail("%s", err); }
     gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
     int *ids = NULL, n_ids = 0, rc = 1;
     if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { fail("%s", err); goto out; }
@@ -197,5 +204,6 @@ out:
     if (g.tok) tokenizer_free(g.tok);
     model_free(&m);
     rt_close();
+    if (trace_close(err, sizeof err)) return fail("%s", err);
     return rc;
 }
