@@ -6,6 +6,7 @@
  */
 #include "cli/cli.h"
 #include "layers/client/client.h"
+#include "layers/gpu/bounds.h"
 #include "layers/runtime/runtime.h"
 #include "layers/scheduler/server.h"
 #include "trace/journey.h"
@@ -29,7 +30,11 @@ static const char USAGE[] =
     "  --seed S             seed for sampling\n"
     "  --device D           auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --trace-db FILE      SQLite trace (default traces/hipath.db)\n"
-    "  --perfetto FILE      Perfetto trace (default traces/hipath-<timestamp>.pftrace)\n";
+    "  --perfetto FILE      Perfetto trace (default traces/hipath-<timestamp>.pftrace)\n"
+    "  --ignore-eos         generate --max-tokens tokens whatever is sampled (vLLM's ignore_eos)\n"
+    "  --analytic           shapes only, every device time modeled: --config FILE on --device PROFILE\n"
+    "  --config FILE        analytic: the model's config.json (Hugging Face)\n"
+    "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n";
 
 static void print_text(const char *text, size_t len, void *user) {
     (void)user;
@@ -62,15 +67,41 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
     fprintf(stderr, "Perfetto trace: %s    open it at https://ui.perfetto.dev (Open trace file)\n", pftrace);
 }
 
+/* --analytic --device PROFILE: the analytic device of that profile
+ * (auto, sim:P and analytic:P name it too). */
+static void analytic_device(const char *device, char *out, int cap) {
+    const char *p = !strcmp(device, "auto") ? "w7900" : !strncmp(device, "sim:", 4) ? device + 4
+                  : !strncmp(device, "analytic:", 9) ? device + 9 : device;
+    snprintf(out, cap, "analytic:%s", p);
+}
+
+/* Refuse a model the device cannot hold, with the calculator's three terms. */
+static int check_fits(const char *config, const char *dtype, int context) {
+    model_config c;
+    bounds_result b;
+    char err[512];
+    if (model_config_load(&c, config, err, sizeof err)) return fail("%s", err);
+    if (context > c.max_seq_len) context = c.max_seq_len;
+    bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
+    if (bounds_compute(&c, &rt_device_now()->prof, &in, &b, err, sizeof err)) return fail("%s", err);
+    if (b.capacity.fits) return 0;
+    return fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
+                config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
+                b.capacity.workspace_bytes / 1e9, (b.capacity.weights_bytes + b.capacity.kv_bytes + b.capacity.workspace_bytes) / 1e9,
+                b.capacity.device_bytes / 1e9);
+}
+
 int cmd_run(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
-        { "device", 1, 0, 'D' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
+        { "dtype", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
+    const char *config = NULL, *dtype = "fp16";
     long max_tokens = 64, seed = -1;
     double temperature = 0;
-    int c;
+    int c, ignore_eos = 0, analytic = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
@@ -84,21 +115,33 @@ int cmd_run(int argc, char **argv) {
         case 'd': db = optarg; break;
         case 'p': pftrace = optarg; break;
         case 'D': device = optarg; break;
+        case 'E': ignore_eos = 1; break;
+        case 'A': analytic = 1; break;
+        case 'C': config = optarg; break;
+        case 'T': dtype = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind != argc - 1) return fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
-    char err[512], base[256], model[256];
+    char err[512], base[256], model[256], adev[200];
+    if (analytic && (url || !config)) return fail("run --analytic: needs --config CONFIG.json and no --url");
+    if (config && !analytic) return fail("run: --config is for --analytic (a real run takes --model DIR)");
+    if (analytic) {
+        analytic_device(device, adev, sizeof adev);
+        device = adev;
+        model_dir = config;
+    }
     signal(SIGPIPE, SIG_IGN);
     if (!url && rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (analytic && check_fits(config, dtype, (int)max_tokens + 64)) return 1;
     if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
     int64_t run = trace_run_id();
 
     server *s = NULL;
     int rc = 1;
     if (!url) {
-        server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0 };
+        server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .analytic_dtype = analytic ? dtype : NULL };
         if (!(s = server_start(&o, err, sizeof err))) { fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
         snprintf(model, sizeof model, "%s", server_model_name(s));
@@ -108,7 +151,8 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     chat_request q = { .url = url, .model = model, .content = argv[optind], .max_tokens = (int)max_tokens,
-                       .temperature = temperature, .seed = seed, .api_key = api_key, .on_text = print_text };
+                       .temperature = temperature, .seed = seed, .api_key = api_key, .ignore_eos = ignore_eos,
+                       .on_text = print_text };
     chat_result r;
     int ok = client_chat(&q, &r) == 0;
     fputc('\n', stdout);

@@ -66,7 +66,7 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
     make_parent(*pftrace);
     const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
-                            .device = d->name, .clock_domain = d->kind == RT_SIM ? "virtual" : "host-monotonic" };
+                            .device = d->name, .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
     return trace_open(&info, err, sizeof err) ? fail("%s", err) : 0;
 }
 
@@ -78,6 +78,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "run",        cmd_run,        "send a chat message through the whole path (layers 8-1), traced" },
     { "bounds",     cmd_bounds,     "capacity and prefill/decode lower bounds of a model on a GPU" },
     { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
+    { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
 };
 
 static void usage(FILE *f) {

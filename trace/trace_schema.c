@@ -120,3 +120,45 @@ const char trace_schema_sql[] =
 "       CASE WHEN t.n_tokens > 1 THEN (t.last_ns - t.first_ns) / (t.n_tokens - 1.0) END AS tpot_ns,\n"
 "       r.end_ns - r.start_ns AS e2e_ns\n"
 "FROM r LEFT JOIN t ON t.run_id = r.run_id AND t.request = r.request;\n";
+
+/* Views added after version 1 went out: created on every open if missing,
+ * so older version-1 files gain them and nothing else changes. */
+const char trace_views_sql[] =
+/* Engine steps (layer 6) with their batch and what layers 4, 3 and 1 did in
+ * them: op FLOPs and bytes, kernel launches, device time (modeled on sim). */
+"CREATE VIEW IF NOT EXISTS v_steps AS\n"
+"WITH op AS (\n"
+"  SELECT s.run_id, s.step, SUM(CASE a.key WHEN 'flops' THEN a.value END) AS op_flops,\n"
+"         SUM(CASE a.key WHEN 'bytes' THEN a.value END) AS op_bytes,\n"
+"         SUM(CASE a.key WHEN 'weight_bytes' THEN a.value END) AS weight_bytes,\n"
+"         SUM(CASE WHEN a.key = 'bytes' AND s.name = 'attention' THEN a.value END) AS attention_bytes,\n"
+"         COUNT(DISTINCT s.id) AS n_ops\n"
+"  FROM slices s JOIN args a ON a.slice_id = s.id\n"
+"  WHERE s.layer = 4 AND s.direction = 'down' AND s.step IS NOT NULL GROUP BY s.run_id, s.step),\n"
+"dev AS (\n"
+"  SELECT run_id, step, SUM(CASE WHEN layer = 1 THEN dur_ns END) AS gpu_ns,\n"
+"         SUM(layer = 1) AS n_device, SUM(layer = 3) AS n_launches\n"
+"  FROM slices WHERE layer IN (1, 3) AND kind = 'slice' AND step IS NOT NULL GROUP BY run_id, step),\n"
+"st AS (\n"
+"  SELECT s.run_id, s.id AS slice_id, s.step, s.ts_ns, s.dur_ns,\n"
+"         MAX(CASE a.key WHEN 'n_prefill' THEN a.value END) AS n_prefill,\n"
+"         MAX(CASE a.key WHEN 'n_decode' THEN a.value END) AS n_decode,\n"
+"         MAX(CASE a.key WHEN 'tokens' THEN a.value END) AS tokens,\n"
+"         MAX(CASE a.key WHEN 'requests' THEN a.value END) AS requests,\n"
+"         MAX(CASE a.key WHEN 'kv_blocks_used' THEN a.value END) AS kv_blocks_used\n"
+"  FROM slices s JOIN args a ON a.slice_id = s.id\n"
+"  WHERE s.layer = 6 AND s.name = 'step' AND s.kind = 'slice' GROUP BY s.id)\n"
+"SELECT st.*, op.n_ops, op.op_flops, op.op_bytes, op.weight_bytes, op.attention_bytes,\n"
+"       dev.n_launches, dev.n_device, dev.gpu_ns\n"
+"FROM st LEFT JOIN op ON op.run_id = st.run_id AND op.step = st.step\n"
+"LEFT JOIN dev ON dev.run_id = st.run_id AND dev.step = st.step;\n"
+"\n"
+/* Layer-4 operators, totals by name (both directions: 'sample' goes up). */
+"CREATE VIEW IF NOT EXISTS v_op_time AS\n"
+"SELECT s.run_id, s.name, s.direction, s.clock, COUNT(*) AS n, SUM(s.dur_ns) AS total_ns,\n"
+"       AVG(s.dur_ns) AS mean_ns, SUM(f.value) AS flops, SUM(b.value) AS bytes\n"
+"FROM slices s\n"
+"LEFT JOIN args f ON f.slice_id = s.id AND f.key = 'flops'\n"
+"LEFT JOIN args b ON b.slice_id = s.id AND b.key = 'bytes'\n"
+"WHERE s.layer = 4 AND s.kind = 'slice' AND s.dur_ns IS NOT NULL\n"
+"GROUP BY s.run_id, s.name, s.direction, s.clock;\n";

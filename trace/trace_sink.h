@@ -49,6 +49,7 @@ void tpf_track(tpf *pf, int layer, int track, const char *name);
 int  tpf_close(tpf *pf, char *err, int errlen);
 
 extern const char trace_schema_sql[];
+extern const char trace_views_sql[];   /* CREATE VIEW IF NOT EXISTS, run on every open */
 #define TRACE_SCHEMA_VERSION 1
 
 #endif

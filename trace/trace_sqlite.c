@@ -130,6 +130,7 @@ static int start_run(tsql *s, const char *path, const trace_run_info *info, uint
         snprintf(set_version, sizeof set_version, "PRAGMA user_version = %d", TRACE_SCHEMA_VERSION);
         rc = exec(s, trace_schema_sql, err, errlen) || exec(s, set_version, err, errlen) ? -1 : 0;
     }
+    if (!rc) rc = exec(s, trace_views_sql, err, errlen);   /* additive: no version bump */
     if (!rc) rc = insert_run(s, info, t0_unix, err, errlen);
     if (!rc) rc = exec(s, "COMMIT", err, errlen);
     if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

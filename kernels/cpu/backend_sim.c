@@ -3,7 +3,9 @@
  * the HIP backend would launch it (kernel, grid, block, wavefronts), layer
  * 1 models its time from the launch shape, then the CPU twin computes the
  * result. The twin's time is not GPU time: the clock is shifted back by it,
- * so the host's timeline shows only the launch (docs/timing.md).
+ * so the host's timeline shows only the launch (docs/timing.md). On an
+ * analytic device there is no data: the launch and its modeled time are
+ * all there is.
  */
 #include "kernels/backend.h"
 #include "kernels/hip/geometry.h"
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 
 static int wave(void) { return sim_profile()->wavefront_size; }
+static int twin(void) { return !rt_device_now()->analytic; }
 
 /* Launch `kernel` with shape d; returns when emulation starts. */
 static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
@@ -33,43 +36,43 @@ static void emulated(uint64_t t0) { trace_clock_shift(-(int64_t)(trace_now_ns() 
 
 static void embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
     uint64_t t = launch(c, "embedding", geo_embedding(T));
-    backend_cpu.embedding(c, x, E, ids, T);
+    if (twin()) backend_cpu.embedding(c, x, E, ids, T);
     emulated(t);
 }
 static void rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
     uint64_t t = launch(c, "rmsnorm", geo_rmsnorm(T));
-    backend_cpu.rmsnorm(c, o, x, w, T, n, eps);
+    if (twin()) backend_cpu.rmsnorm(c, o, x, w, T, n, eps);
     emulated(t);
 }
 static void matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     uint64_t t = launch(c, T == 1 ? "gemv" : "gemm", geo_matmul(T, N, wave()));
-    backend_cpu.matmul(c, y, x, W, b, T, N, K);
+    if (twin()) backend_cpu.matmul(c, y, x, W, b, T, N, K);
     emulated(t);
 }
 static void rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
     uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
-    backend_cpu.rope(c, x, T, n_heads, head_dim, pos, theta, adjacent);
+    if (twin()) backend_cpu.rope(c, x, T, n_heads, head_dim, pos, theta, adjacent);
     emulated(t);
 }
 static void kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     uint64_t t = launch(c, "kv_append", geo_kv_append(n));
-    backend_cpu.kv_append(c, kv, s, l, pos0, k, v, n);
+    if (twin()) backend_cpu.kv_append(c, kv, s, l, pos0, k, v, n);
     emulated(t);
 }
 static void attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     uint64_t t = launch(c, n == 1 ? "attention_decode" : "attention_prefill", geo_attention(n, n_heads, wave()));
-    backend_cpu.attention(c, out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+    if (twin()) backend_cpu.attention(c, out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
     emulated(t);
 }
 static void silu_mul(const kcost *c, float *g, const float *u, int n) {
     uint64_t t = launch(c, "silu_mul", geo_elementwise(n));
-    backend_cpu.silu_mul(c, g, u, n);
+    if (twin()) backend_cpu.silu_mul(c, g, u, n);
     emulated(t);
 }
 static void add(const kcost *c, float *x, const float *y, int n) {
     uint64_t t = launch(c, "add", geo_elementwise(n));
-    backend_cpu.add(c, x, y, n);
+    if (twin()) backend_cpu.add(c, x, y, n);
     emulated(t);
 }
 

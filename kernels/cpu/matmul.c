@@ -28,7 +28,6 @@ static float dot_row(const void *w, dtype dt, const float *x, int K) {
     int k = 0;
     float s = 0;
 #ifdef __AVX2__
-    if (dtype_block(dt) == 32) return quant_dot(w, dt, x, K);
     if (dt == DT_F32 || dt == DT_F16 || dt == DT_BF16) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; k + 32 <= K; k += 32) {
@@ -41,7 +40,7 @@ static float dot_row(const void *w, dtype dt, const float *x, int K) {
         s = hsum8(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     }
 #endif
-    if (k < K) {   /* the tail, or a block format without AVX2 */
+    if (k < K) {   /* the tail, or a block format: one block of 32 at a time */
         int B = dtype_block(dt);
         float tmp[32];
         for (; k < K; k += B) {
@@ -79,6 +78,9 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
     size_t row = dtype_row_bytes(W->dt, K);
     const char *w = W->data;
     if (T == 1) {
+#ifdef __AVX2__
+        if (dtype_block(W->dt) == 32 && quant_gemv(y, x, W, b, N, K) == 0) return;
+#endif
         #pragma omp parallel for schedule(static) if ((size_t)N * K >= PARALLEL_MIN)
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);
         return;

@@ -120,6 +120,7 @@ static char *request_json(const chat_request *q) {
     cJSON_AddNumberToObject(j, "max_tokens", q->max_tokens);
     if (q->temperature >= 0) cJSON_AddNumberToObject(j, "temperature", q->temperature);
     if (q->seed >= 0) cJSON_AddNumberToObject(j, "seed", (double)q->seed);
+    if (q->ignore_eos) cJSON_AddTrueToObject(j, "ignore_eos");
     cJSON_AddTrueToObject(j, "stream");
     cJSON_AddTrueToObject(cJSON_AddObjectToObject(j, "stream_options"), "include_usage");
     char *s = cJSON_PrintUnformatted(j);

@@ -18,6 +18,7 @@ typedef struct {
     int max_tokens;
     double temperature;          /* < 0: not sent (the server's default) */
     long long seed;              /* < 0: not sent */
+    int ignore_eos;              /* vLLM's extension: generate max_tokens whatever is sampled */
     const char *api_key;         /* NULL: none */
     int64_t id;                  /* sent as X-Request-Id; 0: the next of a counter */
     void (*on_text)(const char *text, size_t len, void *user);

@@ -6,6 +6,7 @@
 #include "layers/runtime/runtime.h"
 #include "layers/gpu/sim.h"
 #include "trace/trace.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,20 @@ static void host_copy(void *dst, const void *src, size_t n, int dir, int async) 
 static void host_sync(void) {}
 static void host_code_object(const void *k) { (void)k; }
 static const rt_driver HOST = { host_alloc, free, host_copy, host_sync, host_code_object };
+
+/* Analytic: an allocation is an address of its own that nothing reads (a
+ * 28 GB model must not take 28 GB); a copy to the host delivers zeros,
+ * the placeholder logits. */
+static void *none_alloc(size_t n) {
+    static _Atomic uintptr_t next = (uintptr_t)1 << 40;
+    return (void *)atomic_fetch_add(&next, (n + 4095) & ~(size_t)4095);
+}
+static void none_free(void *p) { (void)p; }
+static void none_copy(void *dst, const void *src, size_t n, int dir, int async) {
+    (void)src; (void)async;
+    if (dir == RT_D2H) memset(dst, 0, n);
+}
+static const rt_driver NONE = { none_alloc, none_free, none_copy, host_sync, host_code_object };
 
 typedef struct { void *p; size_t bytes; int purpose; } alloc_rec;
 typedef struct { const char *host; size_t bytes; char *dev; } map_rec;
@@ -39,12 +54,13 @@ static trace_where W(int64_t step) {
     return (trace_where){ .layer = L_RUNTIME, .dir = DIR_DOWN, .req = -1, .step = step, .clock = CLOCK_MEASURED };
 }
 
-static int open_sim(const char *profile, char *err, int errlen) {
+static int open_sim(const char *profile, int analytic, char *err, int errlen) {
     if (gpu_profile_load(&R.dev.prof, profile, err, errlen)) return -1;
     R.dev.kind = RT_SIM;
-    snprintf(R.dev.name, sizeof R.dev.name, "sim:%s", profile);
+    R.dev.analytic = analytic;
+    snprintf(R.dev.name, sizeof R.dev.name, "%s:%s", analytic ? "analytic" : "sim", profile);
     sim_open(&R.dev.prof);
-    R.drv = &HOST; R.be = &backend_sim;
+    R.drv = analytic ? &NONE : &HOST; R.be = &backend_sim;
     return 0;
 }
 
@@ -64,8 +80,10 @@ static int open_hip(int n, char *err, int errlen) {
 int rt_select(const char *spec, char *err, int errlen) {
     long n;
     char *end;
+    R.dev.analytic = 0;
     if (!strcmp(spec, "cpu")) { R.dev.kind = RT_CPU; snprintf(R.dev.name, sizeof R.dev.name, "cpu"); R.drv = &HOST; R.be = &backend_cpu; return 0; }
-    if (!strncmp(spec, "sim:", 4)) return open_sim(spec + 4, err, errlen);
+    if (!strncmp(spec, "sim:", 4)) return open_sim(spec + 4, 0, err, errlen);
+    if (!strncmp(spec, "analytic:", 9)) return open_sim(spec + 9, 1, err, errlen);
     if (!strncmp(spec, "hip:", 4) && (n = strtol(spec + 4, &end, 10)) >= 0 && n < 1024 && end > spec + 4 && !*end)
         return open_hip((int)n, err, errlen);
     if (!strcmp(spec, "auto")) {
@@ -73,11 +91,11 @@ int rt_select(const char *spec, char *err, int errlen) {
 #ifdef HIPATH_HIP
         found = rt_hip_count() > 0 && !open_hip(0, err, errlen);
 #endif
-        if (!found && open_sim("w7900", err, errlen)) return -1;
+        if (!found && open_sim("w7900", 0, err, errlen)) return -1;
         fprintf(stderr, "hipath: device auto -> %s (%s)%s\n", R.dev.name, R.dev.prof.name, found ? "" : ", no HIP device");
         return 0;
     }
-    snprintf(err, errlen, "--device '%s': expected auto, cpu, hip:N or sim:PROFILE", spec);
+    snprintf(err, errlen, "--device '%s': expected auto, cpu, hip:N, sim:PROFILE or analytic:PROFILE", spec);
     return -1;
 }
 

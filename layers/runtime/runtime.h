@@ -6,6 +6,9 @@
  *   sim:NAME   no device: memory is host memory, kernels run as their CPU
  *              twins, and layer 1 models their time from profile NAME
  *   hip:N      the HIP runtime on device N (a build with HIP=amd|nvidia)
+ *   analytic:NAME  sim:NAME without data: allocations are accounted but
+ *              not made, kernels compute nothing, copies to the host
+ *              deliver zeros (docs/timing.md, "Analytic mode")
  * Every allocation is accounted by purpose and every copy traced with its
  * bytes and direction. Weights stay where the loader mapped them; rt_map()
  * gives them a device copy and rt_dev() translates a host address inside
@@ -29,9 +32,11 @@ typedef struct {
     enum rt_kind kind;
     char name[160];        /* "cpu", "sim:w7900", "hip:0" */
     gpu_profile prof;      /* sim: the profile; hip: from the device's properties */
+    int analytic;          /* kind RT_SIM, shapes only: no memory, no math */
 } rt_device;
 
-/* "auto" | "cpu" | "hip:N" | "sim:PROFILE". auto takes hip:0 when this build
+/* "auto" | "cpu" | "hip:N" | "sim:PROFILE" | "analytic:PROFILE"; PROFILE is a
+ * name or a path to a profile JSON. auto takes hip:0 when this build
  * has HIP and a device is present, otherwise sim:w7900, and says so on
  * stderr. 0, or -1 with a one-line reason. */
 int  rt_select(const char *spec, char *err, int errlen);

@@ -294,10 +294,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 server *server_start(const server_opts *o, char *err, int errlen) {
     server *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
-    if (model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
+    if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
+                          : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
-    if (!s->m.tokenizer_path) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
-    if (!(s->tok = tokenizer_load(s->m.tokenizer_path, err, errlen))) goto fail_model;
+    if (!s->m.tokenizer_path && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
+    if (!(s->tok = s->m.tokenizer_path ? tokenizer_load(s->m.tokenizer_path, err, errlen)
+                                       : tokenizer_placeholder(c->vocab_size, err, errlen))) goto fail_model;
     for (int i = 0; i < c->n_stop; i++) s->stop_ids[s->n_stop_ids++] = c->stop_ids[i];
     s->n_stop_ids += tokenizer_stop_ids(s->tok, s->stop_ids + s->n_stop_ids, 16);
 

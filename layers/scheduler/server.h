@@ -9,7 +9,8 @@
 #define HIPATH_SERVER_H
 
 typedef struct {
-    const char *model_dir;
+    const char *model_dir;       /* or, with analytic_dtype, a config.json */
+    const char *analytic_dtype;  /* non-NULL: a shapes-only model of this weight dtype (analytic.c) */
     const char *host;            /* NULL: 127.0.0.1 */
     int port;                    /* 0: any free port */
     const char *served_name;     /* NULL: the model folder's name */

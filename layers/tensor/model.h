@@ -83,4 +83,10 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen);
 int model_load_gguf(model *m, const char *file, char *err, int errlen);
 int model_bind(model *m, char *err, int errlen);
 
+/* Analytic: the model of config.json with weights of dtype (fp32 fp16 bf16
+ * int8 q4_1) that have shapes but no data (analytic.c); m->files holds one
+ * "file" of the matrices' size at address NULL. tokenizer_path is the
+ * tokenizer.json beside the config, or NULL. 0, or -1 with a reason. */
+int model_load_analytic(model *m, const char *config_json, const char *dtype, char *err, int errlen);
+
 #endif

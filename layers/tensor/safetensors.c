@@ -141,6 +141,6 @@ size_t weights_bytes(const weights *w) {
 void weights_free(weights *w) {
     for (int i = 0; i < w->n; i++) free((char *)w->t[i].name);
     free(w->t);
-    for (int i = 0; i < w->nfiles; i++) { munmap(w->file[i].map, w->file[i].size); free(w->file[i].path); }
+    for (int i = 0; i < w->nfiles; i++) { if (w->file[i].map) munmap(w->file[i].map, w->file[i].size); free(w->file[i].path); }
     memset(w, 0, sizeof *w);
 }

@@ -18,6 +18,9 @@ typedef struct tokenizer tokenizer;
  * one-line reason in err naming the file and field. */
 tokenizer *tokenizer_load(const char *tokenizer_json, char *err, int errlen);
 void tokenizer_free(tokenizer *t);
+/* For analytic runs without a tokenizer.json: bytes in as ids 0..255, every
+ * id out as the text "[analytic: token N]" (placeholder.c). */
+tokenizer *tokenizer_placeholder(int n_vocab, char *err, int errlen);
 
 int tokenizer_vocab_size(const tokenizer *t);   /* highest id + 1 */
 /* Id of a token string (e.g. "<|im_end|>"), or -1. */

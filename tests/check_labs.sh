@@ -1,0 +1,97 @@
+#!/bin/sh
+# `hipath lab 1..7` end to end on the default model on the simulated GPU:
+# each exits 0 and writes its CSV/JSON with the sheet's columns and at least
+# one row carrying both a prediction and a measurement; lab 1's counts against
+# the config read here. `run --analytic`: the 14B model on a W7900 traces as
+# analytic (every layer-1 slice modeled, weights accounted as the config's
+# parameter count says, little host memory); a 70B model is refused on it.
+cd "$(dirname "$0")/.." || exit 1
+HIPATH=${HIPATH:-build/hipath}
+OUT=build/labs
+MODEL=models/tiny-hi
+[ -f $MODEL/model.safetensors ] || MODEL=/tmp/thi
+[ -f $MODEL/model.safetensors ] || { echo "skip: no models/tiny-hi weights (python3 models/tiny-hi/train.py)"; exit 77; }
+command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "skip: sqlite3 missing"; exit 77; }
+[ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
+rm -rf "$OUT"; mkdir -p "$OUT" || exit 1
+fail=0
+
+for n in 1 2 3 4 5 6 7; do
+  "$HIPATH" lab $n --device sim:w7900 --model $MODEL --out $OUT/lab$n > $OUT/lab$n.txt 2> $OUT/lab$n.err ||
+    { echo "FAIL lab $n: exit $?: $(grep hipath: $OUT/lab$n.err | head -n 1)"; fail=1; }
+done
+
+python3 - "$OUT" "$MODEL" <<'PY' || fail=1
+import csv, json, sys
+out, model = sys.argv[1], sys.argv[2]
+cols = "lab,run_id,model,device,dtype,kv_dtype,batch,prompt_len,context,quantity,unit,predicted,measured,ratio,predicted_from,measured_from,reading".split(",")
+bad = 0
+for n in range(1, 8):
+    try:
+        rows = list(csv.DictReader(open(f"{out}/lab{n}/lab{n}.csv")))
+        j = json.load(open(f"{out}/lab{n}/lab{n}.json"))
+    except Exception as e:
+        print(f"FAIL lab {n}: {e}"); bad = 1; continue
+    with open(f"{out}/lab{n}/lab{n}.csv") as f:
+        if f.readline().strip().split(",") != cols: print(f"FAIL lab {n}: CSV columns"); bad = 1
+    both = [r for r in rows if r["predicted"] and r["measured"]]
+    if not both: print(f"FAIL lab {n}: no row with both predicted and measured"); bad = 1
+    if j.get("lab") != n or len(j.get("rows", [])) != len(rows): print(f"FAIL lab {n}: JSON rows differ from the CSV"); bad = 1
+    for r in both:
+        p, m, q = float(r["predicted"]), float(r["measured"]), r["ratio"]
+        if p and abs(float(q) - m / p) > 1e-3 * abs(m / p) + 1e-9: print(f"FAIL lab {n}: {r['quantity']} ratio {q} != {m}/{p}"); bad = 1
+    print(f"ok lab {n}: {len(rows)} rows, {len(both)} predicted and measured")
+# lab 1 against the config, read here
+c = json.load(open(f"{model}/config.json"))
+r1 = {r["quantity"]: r for r in csv.DictReader(open(f"{out}/lab1/lab1.csv"))}
+want = {"ops_per_pass": 3 + 16 * c["num_hidden_layers"], "d2h_bytes_per_token": 4 * c["vocab_size"]}
+for q, v in want.items():
+    for col in ("predicted", "measured"):
+        if abs(float(r1[q][col]) - v) > 1e-6: print(f"FAIL lab 1: {q} {col} {r1[q][col]} != {v}"); bad = 1
+r2 = {r["quantity"]: r for r in csv.DictReader(open(f"{out}/lab2/lab2.csv")) if r["measured"]}
+kvpt = 2 * 4 * c["num_hidden_layers"] * c["num_key_value_heads"] * c.get("head_dim", c["hidden_size"] // c["num_attention_heads"])
+if abs(float(r2["kv_bytes_per_token"]["measured"]) - kvpt) > 1e-6: print(f"FAIL lab 2: measured kv_bytes_per_token != {kvpt}"); bad = 1
+sys.exit(bad)
+PY
+
+# analytic: 14B on a W7900
+R14=tests/data/deepseek-r1-distill-qwen-14b.config.json
+/usr/bin/env time -f %M -o $OUT/analytic.rss "$HIPATH" run --analytic --config $R14 --device w7900 --max-tokens 4 \
+  --trace-db $OUT/analytic.db --perfetto $OUT/analytic.pftrace "Hi" > $OUT/analytic.txt 2> $OUT/analytic.err ||
+  { echo "FAIL run --analytic 14B: $(grep hipath: $OUT/analytic.err | head -n 1)"; fail=1; }
+grep -q "analytic: token" $OUT/analytic.txt || { echo "FAIL run --analytic: the reply does not say it is a placeholder"; fail=1; }
+python3 - "$OUT" "$R14" <<'PY' || fail=1
+import json, sqlite3, sys
+out, cfg = sys.argv[1], json.load(open(sys.argv[2]))
+db = sqlite3.connect(f"{out}/analytic.db")
+dev, dom = db.execute("SELECT device, clock_domain FROM runs").fetchone()
+n, modeled = db.execute("SELECT count(*), sum(clock = 'modeled') FROM slices WHERE layer = 1").fetchone()
+wb = db.execute("SELECT max(value) FROM counters WHERE name = 'mem_weights_bytes'").fetchone()[0]
+d, h, L, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"], cfg["vocab_size"]
+q = d; kv = cfg["num_key_value_heads"] * d // cfg["num_attention_heads"]
+mat = V * d * (1 if cfg.get("tie_word_embeddings") else 2) + L * (d * q + 2 * d * kv + q * d + 3 * d * h)
+vec = d + L * (2 * d + q + 2 * kv)          # norms and qwen2's q/k/v biases, resident as f32
+want = 2 * mat + 4 * vec
+bad = 0
+if dev != "analytic:w7900" or dom != "analytic": print(f"FAIL analytic: runs says {dev}, {dom}"); bad = 1
+if not n or modeled != n: print(f"FAIL analytic: {modeled} of {n} layer-1 slices modeled"); bad = 1
+if abs(wb - want) > 1e-6 * want: print(f"FAIL analytic: weights accounted {wb:.0f} B, the config says {want:.0f}"); bad = 1
+rss = int(open(f"{out}/analytic.rss").read().split()[-1])
+if rss > 512 * 1024: print(f"FAIL analytic: {rss} kB resident for a {want/1e9:.0f} GB model"); bad = 1
+if not bad: print(f"ok analytic: {n} modeled layer-1 slices, weights {wb/1e9:.2f} GB accounted, {rss/1024:.0f} MB resident")
+sys.exit(bad)
+PY
+
+# a 70B model does not fit a W7900: refused before running, with the three terms
+R70=labs/configs/deepseek-r1-distill-llama-70b.config.json
+if "$HIPATH" run --analytic --config $R70 --device w7900 --trace-db $OUT/refused.db "Hi" > /dev/null 2> $OUT/refused.err; then
+  echo "FAIL run --analytic 70B on w7900: not refused"; fail=1
+else
+  msg=$(cat $OUT/refused.err)
+  case "$msg" in *"weights 141."*"KV"*"workspace"*"51.54 GB"*) echo "ok refused: $msg";;
+    *) echo "FAIL refusal message: $msg"; fail=1;; esac
+  [ "$(wc -l < $OUT/refused.err)" -eq 1 ] || { echo "FAIL refusal: not one line"; fail=1; }
+  [ ! -s $OUT/refused.db ] || { echo "FAIL refusal: a trace was written"; fail=1; }
+fi
+exit $fail
