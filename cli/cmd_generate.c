@@ -192,6 +192,7 @@ int cmd_generate(int argc, char **argv) {
         cJSON_Delete(j);
     } else {
         printf("\n");
+        fflush(stdout);
         fprintf(stderr, "[%d prompt tokens, %d generated, finish %s; prefill %.1f ms, decode %.2f ms/token]\n",
                 n_ids, r.n_out, r.finish, r.prefill_s * 1e3, per_token * 1e3);
     }
