@@ -107,9 +107,11 @@ int trace_journey(const char *path, int64_t run, journey_row rows[16], int *n, d
     for (int i = 0; i < ne; i++) {
         int l = 1;
         while (l <= 8 && !open[l][DIR_DOWN] && !open[l][DIR_UP]) l++;
-        int dir = open[l][DIR_DOWN] ? DIR_DOWN : DIR_UP;
-        if (l == 8 && t >= first_byte) dir = DIR_UP;
-        if (l <= 8) self[l][dir] += (e[i].t - t) * 1e-9;
+        if (l <= 8) {
+            int dir = open[l][DIR_DOWN] ? DIR_DOWN : DIR_UP;
+            if (l == 8 && t >= first_byte) dir = DIR_UP;
+            self[l][dir] += (e[i].t - t) * 1e-9;
+        }
         t = e[i].t;
         open[e[i].layer][e[i].dir] += e[i].delta;
     }
