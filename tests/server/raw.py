@@ -116,7 +116,7 @@ def errors(host, port, key, max_len):
     s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     got = b""
-    while got.count(b"data: ") < 3:
+    while got.count(b"data: ") < 1:   # hang up at once: a fast model must still be mid-stream
         got += s.recv(4096)
     s.close()
     deadline = time.time() + 30
