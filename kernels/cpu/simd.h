@@ -13,8 +13,7 @@ static inline float hsum8(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-/* quant_dot.c: y[N] = W x (+ bias) for a Q8_0 / Q4_0 / Q4_1 W, one token.
- * 0, or -1 (out of memory) for the caller to take the generic path. */
-int quant_gemv(float *y, const float *x, const tensor *W, const float *bias, int N, int K);
+/* quant_dot.c: y[N] = W x (+ bias) for a Q8_0 / Q4_0 / Q4_1 W, one token. */
+void quant_gemv(float *y, const float *x, const tensor *W, const float *bias, int N, int K);
 #endif
 #endif

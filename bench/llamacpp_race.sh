@@ -1,0 +1,67 @@
+#!/bin/sh
+# hipath against llama.cpp on the same GGUF file (SmolLM2-135M-Instruct Q4_1),
+# the same prompt ids, the same thread count, batch 1, greedy: prefill tok/s,
+# decode tok/s, peak RSS (/usr/bin/time -v), the median of RUNS runs each.
+#
+#   sh bench/llamacpp_race.sh            THREADS=2 RUNS=5 N=64 by default
+#
+# llama.cpp comes from PyPI's llama-cpp-python (pinned below), compiled from
+# source into build/llamacpp-venv on first use (about 20 minutes on 2 cores).
+# Its timings are llama.cpp's own counters (llama_perf_context); its RSS
+# includes the Python interpreter, shown separately as "python alone".
+cd "$(dirname "$0")/.." || exit 1
+THREADS=${THREADS:-2}
+RUNS=${RUNS:-5}
+N=${N:-64}
+PROMPT=${PROMPT:-"Write a short story about a robot who learns to paint."}
+VENV=${LLAMACPP_VENV:-build/llamacpp-venv}
+LLAMA_CPP_PYTHON=llama-cpp-python==0.3.16
+HIPATH=${HIPATH:-build/hipath}
+OUT=build/race
+
+[ -x "$HIPATH" ] || { echo "$HIPATH is not built (run make)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+MODEL=$(sh scripts/get-smollm2.sh) || exit 1
+if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
+  echo "building $LLAMA_CPP_PYTHON into $VENV (compiles llama.cpp; takes a while)..." >&2
+  python3 -m venv "$VENV" &&
+    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="-DGGML_NATIVE=ON" \
+      "$VENV/bin/pip" install --no-cache-dir "$LLAMA_CPP_PYTHON" >&2 ||
+    { echo "cannot build $LLAMA_CPP_PYTHON" >&2; exit 1; }
+fi
+mkdir -p "$OUT" || exit 1
+
+# The prompt as hipath's chat template and tokenizer make it; both engines get these ids.
+IDS=$("$HIPATH" generate --model "$MODEL" --prompt "$PROMPT" --max-tokens 1 --temperature 0 --json |
+      python3 -c "import json, sys; print(','.join(map(str, json.load(sys.stdin)['prompt_ids'])))") || exit 1
+
+for r in $(seq "$RUNS"); do
+  OMP_NUM_THREADS=$THREADS /usr/bin/time -v "$HIPATH" generate --model "$MODEL" --prompt-ids "$IDS" \
+    --max-tokens "$N" --temperature 0 --json > "$OUT/hipath.$r.json" 2> "$OUT/hipath.$r.time" || exit 1
+  /usr/bin/time -v "$VENV/bin/python" bench/llamacpp_run.py "$MODEL" "$IDS" "$N" "$THREADS" \
+    > "$OUT/llamacpp.$r.json" 2> "$OUT/llamacpp.$r.time" || { cat "$OUT/llamacpp.$r.time" >&2; exit 1; }
+done
+/usr/bin/time -v "$VENV/bin/python" -c "import llama_cpp" 2> "$OUT/python.time" || exit 1
+
+exec python3 - "$OUT" "$RUNS" "$THREADS" "$N" <<'PY'
+import json, re, statistics, sys
+out, runs, threads, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def rss_mb(path):
+    return int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", open(path).read()).group(1)) / 1024
+def runs_of(name):
+    rows = []
+    for r in range(1, runs + 1):
+        j = json.load(open(f"{out}/{name}.{r}.json"))
+        n_prompt = j.get("n_prompt", len(j.get("prompt_ids", [])))
+        rows.append({"prefill": n_prompt / j["prefill_s"], "decode": 1 / j["decode_s_per_token"],
+                     "rss": rss_mb(f"{out}/{name}.{r}.time"), "n_prompt": n_prompt, "n_out": len(j["ids"])})
+    return {k: statistics.median(x[k] for x in rows) for k in rows[0]}
+h, l = runs_of("hipath"), runs_of("llamacpp")
+py = rss_mb(f"{out}/python.time")
+print(f"SmolLM2-135M-Instruct Q4_1, {h['n_prompt']:.0f} prompt tokens, {h['n_out']:.0f} / {l['n_out']:.0f} generated, "
+      f"{threads} threads, batch 1, greedy, median of {runs}")
+print(f"{'':22}{'hipath':>12}{'llama.cpp':>12}{'hipath / llama.cpp':>20}")
+for key, label, unit in (("prefill", "prefill", "tok/s"), ("decode", "decode", "tok/s"), ("rss", "peak RSS", "MB")):
+    print(f"{label + ' (' + unit + ')':22}{h[key]:12.1f}{l[key]:12.1f}{h[key] / l[key]:20.2f}")
+print(f"{'python alone (MB)':22}{'':12}{py:12.1f}   (inside llama.cpp's RSS)")
+PY
