@@ -92,8 +92,8 @@ static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err
         if (cJSON_IsFalse(use_regex)) return 0;
         return tok_add_split(t, TOK_GPT2_REGEX, 0, path, "pre_tokenizer ByteLevel", err, errlen);
     }
-    if (!strcmp(type, "Digits"))   /* HF splits on ASCII digits only */
-        return tok_add_split(t, cJSON_IsTrue(cJSON_GetObjectItem(p, "individual_digits")) ? "[0-9]" : "[0-9]+",
+    if (!strcmp(type, "Digits"))   /* HF splits on every Unicode number (char::is_numeric) */
+        return tok_add_split(t, cJSON_IsTrue(cJSON_GetObjectItem(p, "individual_digits")) ? "\\p{N}" : "\\p{N}+",
                          0, path, "pre_tokenizer Digits", err, errlen);
     if (!strcmp(type, "Split")) {
         const char *behavior = cJSON_GetStringValue(cJSON_GetObjectItem(p, "behavior"));
@@ -165,10 +165,11 @@ static int load_model(tokenizer *t, const cJSON *model, const cJSON *added, cons
     cJSON_ArrayForEach(e, vocab)
         if (tok_vocab_add(t, e->valueint, scratch, tok_bytelevel_decode(e->string, strlen(e->string), scratch)))
             { rc = fail(err, errlen, "%s: out of memory", path); goto done; }
+    /* A vocabulary may lack some bytes (SmolLM2 has no token for 0xC0, 0xF5-0xFF,
+     * ...): encode drops such bytes, as HF's byte-level BPE does. */
     for (int b = 0; b < 256; b++) {
         char c = (char)b;
-        if ((t->byte_id[b] = tok_vocab_find(t, &c, 1)) < 0)
-            { rc = fail(err, errlen, "%s: model.vocab has no token for byte 0x%02x", path, b); goto done; }
+        t->byte_id[b] = tok_vocab_find(t, &c, 1);
     }
 
     /* Merges come as "a b" strings or as ["a", "b"] pairs. */
