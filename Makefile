@@ -58,6 +58,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 # Every test: unit tests (cmocka), then the reference checks; one summary line.
 test: all
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	@sh scripts/deps-test.sh
 	@sh tests/run.sh
 
 demo: $(BUILD)/hipath
