@@ -162,7 +162,9 @@ typedef struct { chat_request q; chat_result r; } call;
 static void *call_main(void *p) { call *c = p; client_chat(&c->q, &c->r); return NULL; }
 
 /* n requests of text, all sent at once, ids id0..id0+n-1; results in r[]
- * (or NULL). 0, or -1 when one failed. */
+ * (or NULL). The trace is flushed once they are done, so the next requests
+ * start with empty trace rings: a ring that fills mid-request stalls its
+ * thread for a flush (0.3-0.5 s here). 0, or -1 when one failed. */
 static int send_all(lab *L, const char *text, int max_tokens, int ignore_eos, int n, int64_t id0, chat_result *r) {
     char base[64];
     snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(L->srv));
@@ -180,7 +182,8 @@ static int send_all(lab *L, const char *text, int max_tokens, int ignore_eos, in
         if (r) r[i] = c[i].r; else chat_result_free(&c[i].r);
     }
     free(c); free(t);
-    return rc;
+    char err[512];
+    return trace_flush(err, sizeof err) ? fail("%s", err) : rc;
 }
 
 /* One session: warm-up (id 1), then one measured request (id 2). */
@@ -207,6 +210,16 @@ static double sql1(lab *L, const char *sql, double a, double b) {
     } else fprintf(stderr, "hipath lab: SQL: %s\n", sqlite3_errmsg(db));
     sqlite3_close(db);
     return v;
+}
+
+/* The median of x over the rows of FROM (the middle row, or the mean of the
+ * two middle rows): step times are skewed by rare host stalls (a trace ring
+ * flushing mid-request), which a mean counts and a median does not. */
+static double median(lab *L, const char *x, const char *from, double a, double b) {
+    char sql[1024];
+    snprintf(sql, sizeof sql, "WITH v AS (SELECT %s AS x FROM %s) SELECT avg(x) FROM (SELECT x FROM v ORDER BY x "
+             "LIMIT 2 - (SELECT count(*) FROM v) %% 2 OFFSET (SELECT (count(*) - 1) / 2 FROM v))", x, from);
+    return sql1(L, sql, a, b);
 }
 
 /* The decode steps of request ?2 (v_steps), as a FROM clause. */
@@ -301,7 +314,7 @@ static int lab1(lab *L) {
     row(L, "d2h_bytes_per_token", "B", 4.0 * c.vocab_size, sql1(L, "SELECT sum(a.value) / ?3 FROM slices s JOIN args a ON a.slice_id = s.id AND a.key = 'bytes' "
         "WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'up' AND s.kind = 'slice' AND s.ts_ns BETWEEN " REQ_WINDOW, 2, passes),
         "4 V (f32 logits)", "layer-2 D2H bytes in the request / passes", NULL);
-    row(L, "decode_t_lower_s", "s", b.decode.t_lower, sql1(L, "SELECT avg(gpu_ns) / 1e9 FROM " DECODE_STEPS, 2, 0), "bounds decode.t_lower_s", "v_steps.gpu_ns, decode",
+    row(L, "decode_t_lower_s", "s", b.decode.t_lower, median(L, "gpu_ns / 1e9", DECODE_STEPS, 2, 0), "bounds decode.t_lower_s", "v_steps.gpu_ns, decode median",
         "device time per step against the bound: launch latency and idle CUs of tiny grids");
     for (int l = 8; l >= 1; l--) {
         char q[32];
@@ -330,9 +343,9 @@ static int lab2(lab *L) {
     static const char *CONFIGS[] = { QWEN7B, QWEN14B, "labs/configs/smollm2-135m.config.json", QWEN3_8B, "labs/configs/deepseek-r1-distill-llama-70b.config.json" };
     static const char *DT[] = { "bf16", "int8", "q4_1" };
     char names[1024], nm[128], cfg[1100];
-    gpu_profile_list(names, sizeof names);
     L->quiet = 1;
-    for (size_t i = 0; i < sizeof CONFIGS / sizeof *CONFIGS; i++)
+    for (size_t i = 0; i < sizeof CONFIGS / sizeof *CONFIGS; i++) {
+        gpu_profile_list(names, sizeof names);   /* afresh for each config: strtok_r cuts the list up */
         for (char *save, *p = strtok_r(names, ", ", &save); p; p = strtok_r(NULL, ", ", &save))
             for (int d = 0; d < 3; d++) {
                 gpu_profile g;
@@ -351,7 +364,7 @@ static int lab2(lab *L) {
                 row(L, "max_kv_tokens_2cards", "tokens", floor((free1 + b.capacity.device_bytes - b.capacity.workspace_bytes) / b.kv_bytes_per_token), NA,
                     "(2 M_cap - M_W - 2 M_work) / kv_bytes_per_token", "", "");
             }
-    gpu_profile_list(names, sizeof names);
+    }
     printf("(%d calculator rows: every config x profile x bf16/int8/q4_1, in the CSV)\n", cJSON_GetArraySize(L->rows));
     L->quiet = 0;
     /* (b): 1 MB of KV, 16 requests of up to 128 tokens each */
@@ -391,7 +404,9 @@ static int lab3(lab *L) {
         chat_result r;
         gpu_profile g;
         bounds_result b;
+        char err[512];
         if (one_request(L, RUNS[i].device, RUNS[i].model, RUNS[i].adt, "Hi", 32, &r)) return -1;
+        if (model_config_load(&c, RUNS[i].config, err, sizeof err)) return fail("%s", err);
         const rt_device *d = rt_device_now();
         int on_gpu = d->kind != RT_CPU;
         if (load_profile(on_gpu ? strchr(d->name, ':') + 1 : "w7900", &g)) return -1;
@@ -399,8 +414,8 @@ static int lab3(lab *L) {
         int P = r.prompt_tokens, ctx = P + r.completion_tokens / 2;
         if (bounds(RUNS[i].config, &g, dt, "fp32", 1, P, ctx, &b)) return -1;
         L->pt = (point){ short_name(RUNS[i].model, nm, sizeof nm), d->name, dt, "fp32", 1, P, ctx };
-        double k = sql1(L, "SELECT avg(n_launches) FROM " DECODE_STEPS, 2, 0), gpu = sql1(L, "SELECT avg(gpu_ns) / 1e9 FROM " DECODE_STEPS, 2, 0);
-        double step = sql1(L, "SELECT avg(dur_ns) / 1e9 FROM " DECODE_STEPS, 2, 0);
+        double k = sql1(L, "SELECT avg(n_launches) FROM " DECODE_STEPS, 2, 0), gpu = median(L, "gpu_ns / 1e9", DECODE_STEPS, 2, 0);
+        double step = median(L, "dur_ns / 1e9", DECODE_STEPS, 2, 0);
         double F = sql1(L, "SELECT avg(op_flops) FROM " DECODE_STEPS, 2, 0), R = sql1(L, "SELECT avg(op_bytes) FROM " DECODE_STEPS, 2, 0);
         const char *host = on_gpu ? "" : "on cpu the bound is the w7900's: the ratio shows how far the CPU is from that GPU";
         row(L, "F", "FLOP", b.decode.flops, F, "bounds decode.flops", "v_steps.op_flops, decode mean", "the trace also counts norms, RoPE, attention scores");
@@ -408,21 +423,24 @@ static int lab3(lab *L) {
         row(L, "t_compute", "s", b.decode.t_compute, NA, "F / Pi", "", "");
         row(L, "t_memory", "s", b.decode.t_memory, NA, "R / beta", "", "");
         row(L, "launch_total", "s", ops_per_pass(&c) * g.launch_latency_s, NA, "kernels_per_step x launch_latency_s", "", "");
-        row(L, "kernels_per_step", "kernels", i == 2 ? NA : ops_per_pass(&c), k, "ops_per_pass", "v_steps.n_launches", "");
-        row(L, "gpu_s", "s", b.decode.t_lower, on_gpu ? gpu : NA, "decode.t_lower_s", "v_steps.gpu_ns (modeled)",
+        row(L, "kernels_per_step", "kernels", ops_per_pass(&c), k, "ops_per_pass", "v_steps.n_launches", "");
+        row(L, "gpu_s", "s", b.decode.t_lower, on_gpu ? gpu : NA, "decode.t_lower_s", "v_steps.gpu_ns, decode median (modeled)",
             on_gpu ? "ratio = 1/MBU of the device: launch latency and small grids" : "no device time on cpu");
-        row(L, "step_s", "s", b.decode.t_lower, step, "decode.t_lower_s", "v_steps.dur_ns (host clock)", on_gpu ? "ratio = 1/MBU of the step: device time plus the host's launches" : host);
+        row(L, "step_s", "s", b.decode.t_lower, step, "decode.t_lower_s", "v_steps.dur_ns, decode median (host clock)", on_gpu ? "ratio = 1/MBU of the step: device time plus the host's launches" : host);
         row(L, "MBU_device", "", NA, on_gpu ? R / (g.bandwidth * gpu) : NA, "", "R / (beta gpu_s)", "");
         row(L, "MBU_step", "", NA, R / (g.bandwidth * step), "", "R / (beta step_s)", host);
         row(L, "MFU_step", "", NA, F / (g.peak.fp32 * step), "", "F / (Pi step_s)", "");
-        /* least squares of op time against op bytes over the decode ops */
-        const char *fit = "WITH o AS (SELECT s.dur_ns * 1e-9 AS y, a.value AS x FROM slices s JOIN args a ON a.slice_id = s.id AND a.key = 'bytes' "
-                          "WHERE s.run_id = ?1 AND s.layer = 4 AND s.direction = 'down' AND s.step IN (SELECT step FROM " DECODE_STEPS ")) ";
-        char sql[1200];
+        /* least squares of op time against op bytes, one point per op name (its median
+         * time over the decode steps, its mean bytes): a stalled op does not tip the line */
+        const char *fit = "WITH d AS (SELECT s.name, s.dur_ns * 1e-9 AS y, a.value AS x FROM slices s JOIN args a ON a.slice_id = s.id AND a.key = 'bytes' "
+                          "WHERE s.run_id = ?1 AND s.layer = 4 AND s.direction = 'down' AND s.step IN (SELECT step FROM " DECODE_STEPS ")), "
+                          "r AS (SELECT *, row_number() OVER (PARTITION BY name ORDER BY y) AS i, count(*) OVER (PARTITION BY name) AS n FROM d), "
+                          "o AS (SELECT name, avg(x) AS x, avg(CASE WHEN 2 * i - n BETWEEN 0 AND 2 THEN y END) AS y FROM r GROUP BY name) ";
+        char sql[1600];
         snprintf(sql, sizeof sql, "%s SELECT (count(*) * sum(x*y) - sum(x) * sum(y)) / (count(*) * sum(x*x) - sum(x) * sum(x)) FROM o", fit);
         double slope = sql1(L, sql, 2, 0);
         snprintf(sql, sizeof sql, "%s SELECT (sum(y) - ?3 * sum(x)) / count(*) FROM o", fit);
-        row(L, "op_overhead_s", "s", NA, sql1(L, sql, 2, slope), "", "intercept of op dur_ns against bytes", "host time per op that no byte explains");
+        row(L, "op_overhead_s", "s", NA, sql1(L, sql, 2, slope), "", "intercept of op median dur_ns against bytes", "host time per op that no byte explains");
         row(L, "beta_eff", "B/s", g.bandwidth, 1 / slope, "profile beta", "1 / slope of that fit", on_gpu ? "layer-4 op time is host time: what the host achieves per byte" : host);
         chat_result_free(&r);
     }
@@ -439,12 +457,12 @@ static int lab4(lab *L) {
     if (config_of(L->model, &c, cfg, sizeof cfg) || load_profile(L->profile, &g)) return -1;
     if (session_begin(L, L->device, L->model, NULL, 64, 64)) return -1;
     int64_t id0[NB], id = 2, P = 0;
-    int rc = send_all(L, "Hi", TOK, 1, 1, 1, NULL);
+    int rc = send_all(L, "Hi", TOK, 1, 1, 1, NULL), ntok[NB] = { 0 };
     for (int i = 0; i < NB && !rc; i++) {
         chat_result r[16];
         id0[i] = id;
         rc = send_all(L, "Hi", TOK, 1, BS[i], id, r);
-        for (int k = 0; k < BS[i]; k++) { P = r[k].prompt_tokens; chat_result_free(&r[k]); }
+        for (int k = 0; k < BS[i]; k++) { P = r[k].prompt_tokens; ntok[i] += r[k].completion_tokens; chat_result_free(&r[k]); }
         id += BS[i];
     }
     if (session_end(L) || rc) return -1;
@@ -455,26 +473,22 @@ static int lab4(lab *L) {
         int B = BS[i];
         if (bounds(cfg, &g, dt, "fp32", B, (int)P, (int)P + TOK / 2, &b)) return -1;
         L->pt = (point){ short_name(L->model, nm, sizeof nm), L->device, dt, "fp32", B, (int)P, (int)P + TOK / 2 };
-        char w[400];
-        snprintf(w, sizeof w, "FROM v_steps WHERE run_id = ?1 AND n_prefill = 0 AND n_decode = %d AND CAST(substr(requests, 1, instr(requests||',', ',') - 1) AS INTEGER) BETWEEN ?2 AND ?3", B);
+        /* the decode steps of the B requests (named by their first request), and those with all B in */
+        char grp[300], full[340];
+        snprintf(grp, sizeof grp, "v_steps WHERE run_id = ?1 AND n_prefill = 0 AND CAST(substr(requests, 1, instr(requests||',', ',') - 1) AS INTEGER) BETWEEN ?2 AND ?3");
+        snprintf(full, sizeof full, "%s AND n_decode = %d", grp, B);
+        double a = id0[i], z = id0[i] + B - 1, step = median(L, "dur_ns / 1e9", full, a, z), tpot = median(L, "dur_ns / 1e9", grp, a, z);
         char sql[600];
-        snprintf(sql, sizeof sql, "SELECT avg(dur_ns) / 1e9 %s", w);
-        double step = sql1(L, sql, id0[i], id0[i] + B - 1);
-        snprintf(sql, sizeof sql, "SELECT avg(n_device) %s", w);
-        double kps = sql1(L, sql, id0[i], id0[i] + B - 1);
+        snprintf(sql, sizeof sql, "SELECT avg(n_device) FROM %s", full);
+        double kps = sql1(L, sql, a, z);
         thr[i] = B / step;
-        const char *med = "SELECT %s FROM v_request_latency WHERE run_id = ?1 AND request BETWEEN ?2 AND ?3 ORDER BY %s LIMIT 1 OFFSET (CAST(?3 - ?2 AS INTEGER) / 2)";
-        snprintf(sql, sizeof sql, med, "tpot_ns / 1e9", "tpot_ns");
-        double tpot = sql1(L, sql, id0[i], id0[i] + B - 1);
-        snprintf(sql, sizeof sql, med, "ttft_ns / 1e9", "ttft_ns");
-        double ttft = sql1(L, sql, id0[i], id0[i] + B - 1);
-        double e2e = sql1(L, "SELECT sum(n_tokens) / ((max(start_ns + e2e_ns) - min(start_ns)) / 1e9) FROM v_request_latency WHERE run_id = ?1 AND request BETWEEN ?2 AND ?3",
-                          id0[i], id0[i] + B - 1);
-        row(L, "t_step", "s", b.decode.t_lower, step, "decode.t_lower_s", "v_steps.dur_ns with n_decode = B", NULL);
+        double ttft = median(L, "ttft_ns / 1e9", "v_request_latency WHERE run_id = ?1 AND request BETWEEN ?2 AND ?3", a, z);
+        double e2e = ntok[i] / sql1(L, "SELECT (max(start_ns + e2e_ns) - min(start_ns)) / 1e9 FROM v_request_latency WHERE run_id = ?1 AND request BETWEEN ?2 AND ?3", a, z);
+        row(L, "t_step", "s", b.decode.t_lower, step, "decode.t_lower_s", "v_steps.dur_ns, median of the steps with n_decode = B", NULL);
         row(L, "throughput", "tok/s", B / b.decode.t_lower, thr[i], "B / t_step", "B / step_s", bounds_compute_bound(&b.decode) ? "compute-bound" : "memory-bound: the bound rises with B");
-        row(L, "tpot", "s", b.decode.t_lower, tpot, "t_step", "median v_request_latency.tpot_ns", NULL);
+        row(L, "tpot", "s", b.decode.t_lower, tpot, "t_step", "v_steps.dur_ns, median of every decode step of the B requests", NULL);
         row(L, "ttft", "s", NA, ttft, "", "median v_request_latency.ttft_ns", "");
-        row(L, "throughput_e2e", "tok/s", NA, e2e, "", "tokens / (last end - first start)", "");
+        row(L, "throughput_e2e", "tok/s", NA, e2e, "", "completion tokens / (last end - first start)", "");
         row(L, "kernels_per_step", "kernels", ops_per_pass(&c) + (B - 1) * 2 * c.n_layers, kps, "ops_per_pass + 2 n_L (B-1): attention per sequence", "v_steps.n_device", NULL);
         if (i == NB - 1) {
             double knee = NA;
@@ -541,7 +555,7 @@ static int lab5(lab *L) {
             row(L, "prefill_step", "s", b.prefill.t_lower, pstep, "prefill.t_lower_s", "v_steps.dur_ns, prefill", NULL);
             row(L, "ttft", "s", b.prefill.t_lower, latency(L, "ttft_ns / 1e9", 2 + k), "prefill.t_lower_s", "v_request_latency.ttft_ns", "TTFT adds HTTP, tokenizer, queue and the first sample");
             if (bounds(RUNS[i].config, &g, dt, "fp32", 1, P, P + 4, &b)) return -1;
-            row(L, "decode_step", "s", b.decode.t_lower, sql1(L, "SELECT avg(dur_ns) / 1e9 FROM " DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.dur_ns, decode mean", NULL);
+            row(L, "decode_step", "s", b.decode.t_lower, median(L, "dur_ns / 1e9", DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.dur_ns, decode median", NULL);
         }
         row(L, "P_cross", "tokens", cross, NA, "smallest swept P with prefill compute-bound", "", isnan(cross) ? "no swept P is compute-bound" : "");
         row(L, "P_knee", "tokens", cross, knee, "P_cross", "smallest P with prefill_step(2P)/prefill_step(P) > 1.6", "");
@@ -593,14 +607,14 @@ static int lab6(lab *L) {
         row(L, "weight_bytes_per_step", "B", b.decode.weight_bytes, sql1(L, "SELECT avg(weight_bytes) FROM " DECODE_STEPS, 2 + k, 0), "decode.weight_bytes", "v_steps.weight_bytes (matmuls)", NULL);
         row(L, "kv_bytes_per_step", "B", b.decode.kv_bytes, sql1(L, "SELECT avg(attention_bytes) FROM " DECODE_STEPS, 2 + k, 0), "decode.kv_bytes at the mean context", "v_steps.attention_bytes", NULL);
         row(L, "L_x", "tokens", b.decode.weight_bytes / b.kv_bytes_per_token, NA, "weight_bytes / kv_bytes_per_token", "", "the context where KV reads equal weight reads");
-        row(L, "t_lower", "s", b.decode.t_lower, sql1(L, "SELECT avg(gpu_ns) / 1e9 FROM " DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.gpu_ns, decode mean", NULL);
-        row(L, "step_s", "s", b.decode.t_lower, sql1(L, "SELECT avg(dur_ns) / 1e9 FROM " DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.dur_ns, decode mean", NULL);
+        row(L, "t_lower", "s", b.decode.t_lower, median(L, "gpu_ns / 1e9", DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.gpu_ns, decode median", NULL);
+        row(L, "step_s", "s", b.decode.t_lower, median(L, "dur_ns / 1e9", DECODE_STEPS, 2 + k, 0), "decode.t_lower_s", "v_steps.dur_ns, decode median", NULL);
         const char *fit = "WITH o AS (SELECT dur_ns * 1e-9 AS y, step AS x FROM " DECODE_STEPS ") "
                           "SELECT (count(*) * sum(x*y) - sum(x) * sum(y)) / (count(*) * sum(x*x) - sum(x) * sum(x)) FROM o";
         row(L, "slope_s_per_token", "s/token", b.kv_bytes_per_token / g.bandwidth, sql1(L, fit, 2 + k, 0), "kv_bytes_per_token / beta", "least squares of step dur_ns against the step", NULL);
         double blocks = ceil((P + TOK) / 16.0);
-        row(L, "kv_alloc_events", "events", blocks, sql1(L, "SELECT count(*) FROM slices WHERE run_id = ?1 AND name = 'kv_alloc' AND request = ?2", 2 + k, 0),
-            "ceil((P + 40) / 16)", "kv_alloc instants of the request", "the prompt's blocks come in one kv_alloc");
+        row(L, "kv_alloc_events", "events", 1 + blocks - ceil(P / 16.0), sql1(L, "SELECT count(*) FROM slices WHERE run_id = ?1 AND name = 'kv_alloc' AND request = ?2", 2 + k, 0),
+            "1 + ceil((P + 40) / 16) - ceil(P / 16)", "kv_alloc instants of the request", "the prompt's blocks come in one kv_alloc, then one per new block");
         row(L, "kv_blocks_end", "blocks", blocks, sql1(L, "SELECT a.value FROM slices s JOIN args a ON a.slice_id = s.id AND a.key = 'blocks' "
             "WHERE s.run_id = ?1 AND s.name = 'kv_free' AND s.request = ?2", 2 + k, 0), "ceil((P + 40) / 16)", "kv_free blocks", NULL);
     }
@@ -669,12 +683,12 @@ static int lab7(lab *L) {
         int P = r.prompt_tokens, n = r.completion_tokens;
         if (bounds(config, &g, dt, "fp32", 1, P, P + n / 2, &b) || bounds(config, &g, dt, "fp32", 1, P, P, &pre)) return -1;
         L->pt = (point){ short_name(model, nm, sizeof nm), dev[i], dt, "fp32", 1, P, P + n / 2 };
-        double e2e = latency(L, "e2e_ns / 1e9", 2), tpot = latency(L, "tpot_ns / 1e9", 2);
+        double e2e = latency(L, "e2e_ns / 1e9", 2), tpot = median(L, "dur_ns / 1e9", DECODE_STEPS, 2, 0);
         double device = sql1(L, "SELECT sum(dur_ns) / 1e9 FROM slices WHERE run_id = ?1 AND layer = 1 AND kind = 'slice' AND ts_ns BETWEEN " REQ_WINDOW, 2, 0);
         double pred = (n - 1) * b.decode.t_lower + pre.prefill.t_lower + n * ops_per_pass(&mc) * g.launch_latency_s;
         row(L, "e2e_s", "s", NA, e2e, "", "v_request_latency.e2e_ns", "");
         row(L, "ttft_s", "s", NA, latency(L, "ttft_ns / 1e9", 2), "", "v_request_latency.ttft_ns", "");
-        row(L, "tpot_s", "s", b.decode.t_lower, tpot, "decode.t_lower_s", "v_request_latency.tpot_ns", NULL);
+        row(L, "tpot_s", "s", b.decode.t_lower, tpot, "decode.t_lower_s", "v_steps.dur_ns, decode median", NULL);
         row(L, "device_s", "s", pred, device, "steps x t_lower + prefill t_lower + kernels x launch latency", "layer-1 dur_ns in the request window", NULL);
         for (int l = 8; l >= 2; l--) {
             char q[32];
