@@ -28,6 +28,7 @@ static const char USAGE[] =
     "  --max-tokens N       reply length limit (default 64)\n"
     "  --temperature T      0 = greedy (default 0)\n"
     "  --seed S             seed for sampling\n"
+    "  --kv-cache-mb M      KV-cache pool of the in-process server (default 64)\n"
     "  --device D           auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --trace-db FILE      SQLite trace (default traces/hipath.db)\n"
     "  --perfetto FILE      Perfetto trace (default traces/hipath-<timestamp>.pftrace)\n"
@@ -58,9 +59,9 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
         fprintf(stderr, "\nthe journey (time: when that layer was the deepest one at work, on the trace's timeline)\n");
         fprintf(stderr, "  %-12s %-4s %10s %6s  %s\n", "layer", "dir", "time", "share", "what happened to the data");
         for (int i = 0; i < n; i++)
-            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %5.1f%%  %s\n", rows[i].layer, trace_layer_name(rows[i].layer),
+            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %5.1f%%  %.90s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
                     rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3,
-                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what);
+                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 90 ? "..." : "");
         fprintf(stderr, "  %-17s %7.3f ms 100.0%%\n", "total", total * 1e3);
     } else if (db) fprintf(stderr, "(no journey table: %s)\n", err);
     if (db) fprintf(stderr, "\nSQLite trace: %s    try: sqlite3 %s 'SELECT * FROM v_layer_time'\n", db, db);
@@ -96,11 +97,11 @@ int cmd_run(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
-        { "dtype", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     const char *config = NULL, *dtype = "fp16";
     long max_tokens = 64, seed = -1;
-    double temperature = 0;
+    double temperature = 0, kv_cache_mb = 0;
     int c, ignore_eos = 0, analytic = 0;
     optind = 1;
     opterr = 0;
@@ -119,6 +120,7 @@ int cmd_run(int argc, char **argv) {
         case 'A': analytic = 1; break;
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -141,7 +143,8 @@ int cmd_run(int argc, char **argv) {
     server *s = NULL;
     int rc = 1;
     if (!url) {
-        server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .analytic_dtype = analytic ? dtype : NULL };
+        server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
+                          .analytic_dtype = analytic ? dtype : NULL };
         if (!(s = server_start(&o, err, sizeof err))) { fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
         snprintf(model, sizeof model, "%s", server_model_name(s));
