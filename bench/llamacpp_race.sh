@@ -9,6 +9,10 @@
 # source into build/llamacpp-venv on first use (about 20 minutes on 2 cores).
 # Its timings are llama.cpp's own counters (llama_perf_context); its RSS
 # includes the Python interpreter, shown separately as "python alone".
+# llama.cpp runs twice: as it comes, and with use_extra_bufts off ("no
+# repack"). On a CPU with AMX (this machine's) it repacks every Q4_1 matrix
+# at load into an AMX/AVX512-VNNI tile layout; without that it runs its
+# generic Q4_1 x Q8_1 AVX2 dot products, the method hipath's kernels follow.
 cd "$(dirname "$0")/.." || exit 1
 THREADS=${THREADS:-2}
 RUNS=${RUNS:-5}
@@ -35,11 +39,22 @@ mkdir -p "$OUT" || exit 1
 IDS=$("$HIPATH" generate --model "$MODEL" --prompt "$PROMPT" --max-tokens 1 --temperature 0 --json |
       python3 -c "import json, sys; print(','.join(map(str, json.load(sys.stdin)['prompt_ids'])))") || exit 1
 
+# bench/llamacpp_run.py with llama_model_default_params patched to turn repacking off
+NO_REPACK='import runpy, sys, llama_cpp.llama_cpp as c
+default = c.llama_model_default_params
+def no_repack():
+    p = default(); p.use_extra_bufts = False; return p
+c.llama_model_default_params = no_repack
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")'
+
 for r in $(seq "$RUNS"); do
   OMP_NUM_THREADS=$THREADS /usr/bin/time -v "$HIPATH" generate --model "$MODEL" --prompt-ids "$IDS" \
     --max-tokens "$N" --temperature 0 --json > "$OUT/hipath.$r.json" 2> "$OUT/hipath.$r.time" || exit 1
   /usr/bin/time -v "$VENV/bin/python" bench/llamacpp_run.py "$MODEL" "$IDS" "$N" "$THREADS" \
     > "$OUT/llamacpp.$r.json" 2> "$OUT/llamacpp.$r.time" || { cat "$OUT/llamacpp.$r.time" >&2; exit 1; }
+  /usr/bin/time -v "$VENV/bin/python" -c "$NO_REPACK" bench/llamacpp_run.py "$MODEL" "$IDS" "$N" "$THREADS" \
+    > "$OUT/norepack.$r.json" 2> "$OUT/norepack.$r.time" || { cat "$OUT/norepack.$r.time" >&2; exit 1; }
 done
 /usr/bin/time -v "$VENV/bin/python" -c "import llama_cpp" 2> "$OUT/python.time" || exit 1
 
@@ -56,12 +71,12 @@ def runs_of(name):
         rows.append({"prefill": n_prompt / j["prefill_s"], "decode": 1 / j["decode_s_per_token"],
                      "rss": rss_mb(f"{out}/{name}.{r}.time"), "n_prompt": n_prompt, "n_out": len(j["ids"])})
     return {k: statistics.median(x[k] for x in rows) for k in rows[0]}
-h, l = runs_of("hipath"), runs_of("llamacpp")
+h, l, nr = runs_of("hipath"), runs_of("llamacpp"), runs_of("norepack")
 py = rss_mb(f"{out}/python.time")
-print(f"SmolLM2-135M-Instruct Q4_1, {h['n_prompt']:.0f} prompt tokens, {h['n_out']:.0f} / {l['n_out']:.0f} generated, "
+print(f"SmolLM2-135M-Instruct Q4_1, {h['n_prompt']:.0f} prompt tokens, {h['n_out']:.0f} / {l['n_out']:.0f} / {nr['n_out']:.0f} generated, "
       f"{threads} threads, batch 1, greedy, median of {runs}")
-print(f"{'':22}{'hipath':>12}{'llama.cpp':>12}{'hipath / llama.cpp':>20}")
+print(f"{'':18}{'hipath':>9}{'llama.cpp':>11}{'no repack':>11}{'hipath / llama.cpp':>20}{'/ no repack':>13}")
 for key, label, unit in (("prefill", "prefill", "tok/s"), ("decode", "decode", "tok/s"), ("rss", "peak RSS", "MB")):
-    print(f"{label + ' (' + unit + ')':22}{h[key]:12.1f}{l[key]:12.1f}{h[key] / l[key]:20.2f}")
-print(f"{'python alone (MB)':22}{'':12}{py:12.1f}   (inside llama.cpp's RSS)")
+    print(f"{label + ' (' + unit + ')':18}{h[key]:9.1f}{l[key]:11.1f}{nr[key]:11.1f}{h[key] / l[key]:20.2f}{h[key] / nr[key]:13.2f}")
+print(f"{'python alone (MB)':18}{'':9}{py:11.1f}   (inside llama.cpp's RSS)")
 PY

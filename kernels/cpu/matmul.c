@@ -6,6 +6,7 @@
  * T > 1 (prefill, batched decode, GEMM): keep four rows of W in cache and
  * reuse them for every token, so each weight byte is read from memory once
  * per step whatever T is. That reuse is what batching buys.
+ * Block formats (Q8_0, Q4_0, Q4_1) go to quant_dot.c's integer kernels.
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"
@@ -77,17 +78,17 @@ static void dot4(const char *w, size_t row, dtype dt, const float *x, int K, flo
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     size_t row = dtype_row_bytes(W->dt, K);
     const char *w = W->data;
-    if (T == 1) {
 #ifdef __AVX2__
-        if (dtype_block(W->dt) == 32) { quant_gemv(y, x, W, b, N, K); return; }
+    if (dtype_block(W->dt) == 32) { quant_matmul(y, x, W, b, T, N, K); return; }
 #endif
+    if (T == 1) {
         #pragma omp parallel for schedule(static) if ((size_t)N * K >= PARALLEL_MIN)
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);
         return;
     }
     /* Four weight rows stay in L1 while every token passes by: each weight
-     * byte comes from memory once per step, whatever T is. Block formats are
-     * expanded four rows at a time into f32 first. */
+     * byte comes from memory once per step, whatever T is. Without AVX2,
+     * block formats are expanded four rows at a time into f32 first. */
     int block = dtype_block(W->dt) > 1;
     #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
