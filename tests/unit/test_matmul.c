@@ -1,0 +1,115 @@
+/* test_matmul.c -- k_matmul on every weight dtype against a float64
+ * product with the weights dequantized here, from the format's definition. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels/cpu/kernels.h"
+
+static uint32_t rng = 12345;
+static uint32_t next(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return rng; }
+static double unif(void) { return (next() & 0xffffff) / 16777216.0 * 2 - 1; }
+
+static double half(uint16_t h) {   /* IEEE half, written out: sign, exponent, mantissa */
+    int e = (h >> 10) & 31, m = h & 1023;
+    double v = e ? ldexp(1 + m / 1024.0, e - 15) : ldexp(m / 1024.0, -14);
+    return h >> 15 ? -v : v;
+}
+
+/* One weight value of row n, column k, from the bytes. */
+static double weight(dtype dt, const uint8_t *w, int K, int n, int k) {
+    size_t row = dtype_row_bytes(dt, K);
+    const uint8_t *r = w + n * row;
+    switch (dt) {
+    case DT_F32: { float f; memcpy(&f, r + 4 * k, 4); return f; }
+    case DT_F16: return half((uint16_t)(r[2 * k] | r[2 * k + 1] << 8));
+    case DT_BF16: { uint32_t u = (uint32_t)(r[2 * k] | r[2 * k + 1] << 8) << 16; float f; memcpy(&f, &u, 4); return f; }
+    default: break;
+    }
+    int b = k / 32, j = k % 32;
+    if (dt == DT_Q8_0) { const uint8_t *p = r + b * 34; return half((uint16_t)(p[0] | p[1] << 8)) * (int8_t)p[2 + j]; }
+    if (dt == DT_Q4_0) {
+        const uint8_t *p = r + b * 18; int q = j < 16 ? p[2 + j] & 15 : p[2 + j - 16] >> 4;
+        return half((uint16_t)(p[0] | p[1] << 8)) * (q - 8);
+    }
+    const uint8_t *p = r + b * 20; int q = j < 16 ? p[4 + j] & 15 : p[4 + j - 16] >> 4;   /* Q4_1 */
+    return half((uint16_t)(p[0] | p[1] << 8)) * q + half((uint16_t)(p[2] | p[3] << 8));
+}
+
+/* Random bytes, with every scale a sane half (0.001 .. 0.06). */
+static uint8_t *random_weights(dtype dt, int N, int K) {
+    size_t row = dtype_row_bytes(dt, K), nb = (size_t)N * row;
+    uint8_t *w = malloc(nb);
+    for (size_t i = 0; i < nb; i++) w[i] = (uint8_t)next();
+    for (int n = 0; n < N; n++) {
+        uint8_t *r = w + n * row;
+        if (dt == DT_F32) for (int k = 0; k < K; k++) { float f = (float)unif(); memcpy(r + 4 * k, &f, 4); }
+        if (dt == DT_F16 || dt == DT_BF16)
+            for (int k = 0; k < K; k++) {
+                uint16_t h = dt == DT_F16 ? (uint16_t)(0x3000 + (next() & 0x3ff) + (next() & 0x8000))
+                                          : (uint16_t)(0x3e00 + (next() & 0x7f) + (next() & 0x8000));
+                r[2 * k] = h & 255; r[2 * k + 1] = h >> 8;
+            }
+        int bb = dt == DT_Q8_0 ? 34 : dt == DT_Q4_0 ? 18 : 20;
+        if (dtype_block(dt) == 32)
+            for (int b = 0; b < K / 32; b++) {
+                uint8_t *p = r + b * bb;
+                uint16_t d = (uint16_t)(0x1400 + (next() & 0x7ff));
+                p[0] = d & 255; p[1] = d >> 8;
+                if (dt == DT_Q4_1) { uint16_t m = (uint16_t)(0x9400 + (next() & 0x3ff)); p[2] = m & 255; p[3] = m >> 8; }
+            }
+    }
+    return w;
+}
+
+static void check(dtype dt, int T, int N, int K) {
+    uint8_t *w = random_weights(dt, N, K);
+    tensor W = { .name = "W", .dt = dt, .ndim = 2, .shape = { N, K }, .data = w, .nbytes = dtype_row_bytes(dt, K) * N };
+    float *x = malloc(sizeof(float) * T * K), *y = malloc(sizeof(float) * T * N), *b = malloc(sizeof(float) * N);
+    for (int i = 0; i < T * K; i++) x[i] = (float)unif() * (i % 17 == 0 ? 40 : 1);   /* some outliers */
+    for (int n = 0; n < N; n++) b[n] = (float)unif();
+    k_matmul(y, x, &W, b, T, N, K);
+    for (int t = 0; t < T; t++)
+        for (int n = 0; n < N; n++) {
+            double ref = b[n], mag = fabs(b[n]), xerr = 0;
+            for (int k = 0; k < K; k++) {
+                double wk = weight(dt, w, K, n, k), p = wk * x[t * K + k], bmax = 0;
+                ref += p; mag += fabs(p);
+                for (int j = k / 32 * 32; j < k / 32 * 32 + 32; j++) bmax = fmax(bmax, fabs(x[t * K + j]));
+                xerr += fabs(wk) * bmax / (127.0 * 256);   /* x as two bytes: step max/127/256 */
+            }
+            /* f32 accumulation; block formats also round x, per block of 32 */
+            double tol = 1e-5 * mag + (dtype_block(dt) == 32 ? xerr : 0) + 1e-6;
+            if (fabs(y[t * N + n] - ref) > tol)
+                fail_msg("%s T=%d N=%d K=%d: y[%d,%d] = %.7g, float64 says %.7g (tol %.2g)", dtype_name(dt), T, N, K, t, n,
+                         y[t * N + n], ref, tol);
+        }
+    free(w); free(x); free(y); free(b);
+}
+
+static void every_dtype_and_shape(void **state) {
+    (void)state;
+    const dtype DTS[] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_1 };
+    const int TS[] = { 1, 3, 5, 9 }, NS[] = { 1, 3, 7, 13, 130 }, KS[] = { 32, 96, 256 };
+    for (size_t d = 0; d < 6; d++)
+        for (size_t t = 0; t < 4; t++)
+            for (size_t n = 0; n < 5; n++)
+                for (size_t k = 0; k < 3; k++) check(DTS[d], TS[t], NS[n], KS[k]);
+}
+
+static void large_enough_to_run_in_parallel(void **state) {
+    (void)state;
+    check(DT_Q4_1, 1, 1024, 512);
+    check(DT_BF16, 1, 1024, 512);
+    check(DT_Q8_0, 6, 512, 512);
+    check(DT_F16, 6, 512, 512);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = { cmocka_unit_test(every_dtype_and_shape), cmocka_unit_test(large_enough_to_run_in_parallel) };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
