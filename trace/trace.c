@@ -1,13 +1,20 @@
 /*
- * trace.c -- the clock, the per-thread event rings and the recording API.
+ * trace.c -- the clock, the per-thread event rings, the recording API and
+ * the flusher thread that writes the rings out.
  *
  * Each thread owns a ring of variable-length records. The thread is the only
- * writer of the ring's head; whoever flushes (holding the sink lock) is the
- * only writer of its tail. So recording takes no lock and allocates nothing:
- * the ring is allocated once, when the thread first records. A thread whose
- * ring is full flushes it itself, so no event is lost.
+ * writer of the ring's head; whoever drains the rings (holding the sink lock:
+ * the flusher thread, or a caller of trace_flush) is the only writer of its
+ * tail. So recording takes no lock and allocates nothing: the ring is
+ * allocated once, when the thread first records. The flusher wakes every
+ * FLUSH_PERIOD_NS, or early when a ring passes HIGH_WATER, and writes every
+ * ring out in one transaction, so the recording threads never write files.
+ * A thread whose ring is full waits for the flusher (counted in the stats),
+ * so no event is lost.
  */
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,7 +24,9 @@
 
 #include "trace/trace_sink.h"
 
-#define RING_BYTES  (4u << 20)  /* per thread; a full ring is flushed by its thread */
+#define RING_BYTES  (8u << 20)        /* per thread */
+#define HIGH_WATER  (RING_BYTES / 4)  /* a backlog this big wakes the flusher early */
+#define FLUSH_PERIOD_NS 50000000      /* the flusher writes at least this often */
 #define MAX_THREADS 256
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer names and string args are cut */
@@ -37,9 +46,10 @@ typedef struct {
 typedef struct {
     _Alignas(64) _Atomic uint64_t head;  /* owner thread writes */
     _Atomic uint64_t events;
+    uint64_t tail_seen;                  /* the owner's last look at tail */
     int nout, nin;                       /* flows waiting for the next slice */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
-    _Alignas(64) _Atomic uint64_t tail;  /* flusher writes */
+    _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
     struct { int layer, track; int64_t row; } open[MAX_DEPTH]; /* begun, not ended */
     int nopen, overflow;
     int index;
@@ -52,12 +62,15 @@ static struct {
     uint64_t t0;
     _Atomic int64_t shift;
     _Atomic uint64_t next_flow, dropped, retired_events;
-    uint64_t flush_ns;
+    _Atomic uint64_t flushes, flush_ns, waits, wait_ns, max_wait_ns;
     pthread_mutex_t enroll_lock, sink_lock;
     trace_thread *threads[MAX_THREADS];
     tsql *db;
     tpf *pf;
-    int warned;
+    int warned, flush_failed;
+    pthread_t flusher;
+    sem_t wake;                /* posted to start a flush now */
+    _Atomic int kicked, stop;  /* kicked: wake is posted and not yet taken */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER };
 
 typedef struct { trace_thread *t; int gen; } thread_ref;
@@ -131,6 +144,11 @@ static void deliver(trace_thread *t, const record *r)
     for (int i = 0; i < e.nargs; i++)
         if (e.args[i].type == ARG_STR) { e.args[i].s = (const char *)p; p += strlen(e.args[i].s) + 1; }
 
+    if (e.kind == EV_TRACK) {
+        if (T.db) tsql_event(T.db, &e);
+        if (T.pf) tpf_event(T.pf, &e);
+        return;
+    }
     /* begin/end nest per (thread, layer, track) */
     int depth = 0, top = -1;
     for (int i = 0; i < t->nopen; i++)
@@ -161,23 +179,35 @@ static void deliver(trace_thread *t, const record *r)
     }
 }
 
+/* The sinks copy what they keep, so each record's room goes back to the
+ * recorder as soon as it is delivered, not at the end of the transaction. */
 static uint64_t drain(trace_thread *t)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
     while (tail < head) {
         const record *r = (const record *)(t->ring + tail % RING_BYTES);
-        if (r->kind != EV_PAD) { deliver(t, r); n++; }
+        if (r->kind != EV_PAD) { deliver(t, r); n += r->kind != EV_TRACK; }
         tail += r->size;
+        atomic_store_explicit(&t->tail, tail, memory_order_release);
     }
-    atomic_store_explicit(&t->tail, tail, memory_order_release);
     return n;
+}
+
+static int backlog(void)
+{
+    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
+    for (int i = 0; i < nthreads; i++)
+        if (atomic_load_explicit(&T.threads[i]->head, memory_order_acquire) !=
+            atomic_load_explicit(&T.threads[i]->tail, memory_order_relaxed)) return 1;
+    return 0;
 }
 
 /* All rings, one SQLite transaction. Events of a failed transaction are
  * counted as dropped. */
 static int flush_locked(char *err, int errlen)
 {
+    if (!backlog()) return 0;
     uint64_t start = mono_ns(), n = 0;
     int rc = T.db ? tsql_begin(T.db, err, errlen) : 0;
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
@@ -185,7 +215,8 @@ static int flush_locked(char *err, int errlen)
     if (T.db && rc == 0) rc = tsql_commit(T.db, err, errlen);
     if (rc) atomic_fetch_add(&T.dropped, n);
     if (T.pf && tpf_commit(T.pf, rc ? NULL : err, errlen)) rc = -1;
-    T.flush_ns += mono_ns() - start;
+    atomic_fetch_add(&T.flush_ns, mono_ns() - start);
+    atomic_fetch_add(&T.flushes, 1);
     return rc;
 }
 
@@ -196,6 +227,57 @@ int trace_flush(char *err, int errlen)
     int rc = flush_locked(err, errlen);
     pthread_mutex_unlock(&T.sink_lock);
     return rc;
+}
+
+/* ---- the flusher thread ---- */
+
+/* Ask the flusher for a flush now; one post until it wakes. */
+static void kick(void)
+{
+    if (!atomic_load_explicit(&T.kicked, memory_order_relaxed) && !atomic_exchange(&T.kicked, 1))
+        sem_post(&T.wake);
+}
+
+static void *flusher(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&T.stop)) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += FLUSH_PERIOD_NS;
+        if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
+        sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until);
+        atomic_store(&T.kicked, 0);
+        char err[256];
+        pthread_mutex_lock(&T.sink_lock);
+        /* one message per run: the same failure would repeat every period */
+        if (flush_locked(err, sizeof err) && !T.flush_failed++) fprintf(stderr, "trace: %s\n", err);
+        pthread_mutex_unlock(&T.sink_lock);
+    }
+    return NULL;
+}
+
+/* Signals go to the program's threads, never to the flusher. */
+static int start_flusher(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    atomic_store(&T.stop, 0);
+    atomic_store(&T.kicked, 0);
+    if (sem_init(&T.wake, 0, 0)) return -1;
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&T.flusher, NULL, flusher, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) sem_destroy(&T.wake);
+    return rc ? -1 : 0;
+}
+
+static void stop_flusher(void)
+{
+    atomic_store(&T.stop, 1);
+    sem_post(&T.wake);
+    pthread_join(T.flusher, NULL);
+    sem_destroy(&T.wake);
 }
 
 /* ---- recording (no lock, no malloc once the thread is enrolled) ---- */
@@ -250,15 +332,37 @@ static trace_thread *self(void)
     return enroll();
 }
 
+static void wait_stats(uint64_t ns)
+{
+    atomic_fetch_add(&T.waits, 1);
+    atomic_fetch_add(&T.wait_ns, ns);
+    uint64_t max = atomic_load(&T.max_wait_ns);
+    while (ns > max && !atomic_compare_exchange_weak(&T.max_wait_ns, &max, ns)) {}
+}
+
+/* The ring has no room for bytes up to end: wait for the flusher. */
+static void wait_for_room(trace_thread *t, uint64_t end)
+{
+    uint64_t start = mono_ns();
+    while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > RING_BYTES) {
+        kick();
+        nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+    }
+    wait_stats(mono_ns() - start);
+}
+
 /* n contiguous bytes at the head: a record never wraps, the end of the ring
- * is skipped with a pad record instead. */
+ * is skipped with a pad record instead. The tail is read only when the
+ * backlog looks big, so the flusher's stores do not slow every event. */
 static uint8_t *reserve(trace_thread *t, uint32_t n)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
-    if (head + pad + n - atomic_load_explicit(&t->tail, memory_order_acquire) > RING_BYTES) {
-        char err[256];
-        if (trace_flush(err, sizeof err)) fprintf(stderr, "trace: %s\n", err);
+    uint64_t end = head + pad + n;
+    if (end - t->tail_seen > HIGH_WATER) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        if (end - t->tail_seen > HIGH_WATER) kick();
+        if (end - t->tail_seen > RING_BYTES) wait_for_room(t, end);
     }
     if (pad) {
         record *r = (record *)(t->ring + pos);
@@ -314,8 +418,9 @@ static void record_event(int kind, trace_where w, const char *name, uint64_t ts,
 
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     atomic_store_explicit(&t->head, head + n, memory_order_release);
-    atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    if (kind != EV_TRACK)
+        atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
 }
 
 void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
@@ -361,13 +466,12 @@ static void flow_add(int out, uint64_t id)
 void trace_flow_out(uint64_t flow_id) { flow_add(1, flow_id); }
 void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
 
+/* Goes through the ring like an event: no lock, and it reaches the sinks
+ * before anything this thread records on that track afterwards. */
 void trace_track_name(int layer, int track, const char *name)
 {
-    if (!trace_enabled() || layer < L_GPU || layer > L_CLIENT || !name) return;
-    pthread_mutex_lock(&T.sink_lock);
-    if (T.db) tsql_track(T.db, layer, track, name);
-    if (T.pf) tpf_track(T.pf, layer, track, name);
-    pthread_mutex_unlock(&T.sink_lock);
+    if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
+        record_event(EV_TRACK, (trace_where){ .layer = layer, .track = track }, name, 0, 0, 0, 0, NULL);
 }
 
 /* ---- open, close, stats ---- */
@@ -392,8 +496,20 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     atomic_store(&T.next_flow, 1);
     atomic_store(&T.dropped, 0);
     atomic_store(&T.retired_events, 0);
-    T.flush_ns = 0;
-    T.warned = 0;
+    atomic_store(&T.flushes, 0);
+    atomic_store(&T.flush_ns, 0);
+    atomic_store(&T.waits, 0);
+    atomic_store(&T.wait_ns, 0);
+    atomic_store(&T.max_wait_ns, 0);
+    T.warned = T.flush_failed = 0;
+    if (start_flusher()) {
+        seterr(err, errlen, "trace: cannot start the flusher thread");
+        if (T.db) tsql_close(T.db, NULL, 0);
+        if (T.pf) tpf_close(T.pf, NULL, 0);
+        T.db = NULL;
+        T.pf = NULL;
+        return -1;
+    }
     atomic_fetch_add(&T.gen, 1);
     atomic_store(&T.on, 1);
     return 0;
@@ -408,6 +524,7 @@ int64_t trace_run_id(void)
 int trace_close(char *err, int errlen)
 {
     if (!trace_enabled()) return 0;
+    stop_flusher();
     pthread_mutex_lock(&T.sink_lock);
     int rc = flush_locked(err, errlen);
     atomic_store(&T.on, 0);
@@ -426,6 +543,13 @@ int trace_close(char *err, int errlen)
     atomic_fetch_add(&T.gen, 1);
     pthread_mutex_unlock(&T.enroll_lock);
     pthread_mutex_unlock(&T.sink_lock);
+    /* a thread held up by the writer, or an event lost, distorts the trace: say so */
+    trace_stats st = trace_get_stats();
+    if (st.waits || st.dropped)
+        fprintf(stderr, "trace: %llu events, %llu dropped; recording threads waited for the writer"
+                " %llu times, %.1f ms in all, longest %.1f ms\n", (unsigned long long)st.events,
+                (unsigned long long)st.dropped, (unsigned long long)st.waits, st.wait_ns * 1e-6,
+                st.max_wait_ns * 1e-6);
     return rc;
 }
 
@@ -433,7 +557,9 @@ trace_stats trace_get_stats(void)
 {
     pthread_mutex_lock(&T.enroll_lock);
     trace_stats s = { .events = atomic_load(&T.retired_events), .dropped = atomic_load(&T.dropped),
-                      .flush_ns = T.flush_ns };
+                      .flush_ns = atomic_load(&T.flush_ns), .flushes = atomic_load(&T.flushes),
+                      .waits = atomic_load(&T.waits), .wait_ns = atomic_load(&T.wait_ns),
+                      .max_wait_ns = atomic_load(&T.max_wait_ns) };
     int nthreads = atomic_load(&T.nthreads);
     for (int i = 0; i < nthreads; i++) s.events += atomic_load(&T.threads[i]->events);
     pthread_mutex_unlock(&T.enroll_lock);

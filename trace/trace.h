@@ -3,8 +3,9 @@
  * two trace formats (SQLite and Perfetto).
  *
  * Every layer records what it does through this API. Recording is cheap:
- * an event is copied into a per-thread buffer (no malloc, no lock) and the
- * buffers are written out in batches by trace_flush() / trace_close().
+ * an event is copied into a per-thread buffer (no malloc, no lock) and a
+ * background thread started by trace_open() writes the buffers out in
+ * batches; trace_flush() / trace_close() write out everything at once.
  *
  * Every event says which layer it belongs to, which way the request is
  * travelling, which request and step it belongs to, and whether its time
@@ -66,7 +67,8 @@ typedef struct {
 int  trace_open(const trace_run_info *info, char *err, int errlen);
 int  trace_enabled(void);
 int64_t trace_run_id(void);   /* runs.id of this run in the database */
-/* Write buffered events out (one transaction). Safe to call from any thread
+/* Write buffered events out (one transaction): everything recorded before
+ * the call is in the files when it returns. Safe to call from any thread
  * while other threads keep recording. Returns 0 or -1 (reason in err). */
 int  trace_flush(char *err, int errlen);
 /* Flush and close both files. */
@@ -98,8 +100,14 @@ uint64_t trace_flow_next(void);
 void     trace_flow_out(uint64_t flow_id);
 void     trace_flow_in(uint64_t flow_id);
 
-/* Statistics for the overhead report. */
-typedef struct { uint64_t events, dropped, flush_ns; } trace_stats;
+/* Statistics for the overhead report. flush_ns: time spent writing (mostly
+ * on the flusher thread). waits: times a recording thread found its buffer
+ * full and waited for the flusher; wait_ns their total, max_wait_ns the
+ * longest. */
+typedef struct {
+    uint64_t events, dropped, flushes, flush_ns;
+    uint64_t waits, wait_ns, max_wait_ns;
+} trace_stats;
 trace_stats trace_get_stats(void);
 
 #endif

@@ -4,8 +4,9 @@
  *
  * protobuf-c packs each packet as a one-packet Trace, i.e. as field 1,
  * length-delimited; concatenated, such messages are one Trace. Packets are
- * appended as events arrive and the file is flushed at every trace_flush, so
- * a killed process leaves a readable prefix.
+ * packed into a buffer that is written out when full and at every flush,
+ * always whole packets per write, so a killed process leaves a readable
+ * prefix (stdio would split a packet across two writes).
  *
  * Tracks: a process track "hipath"; under it one track per layer, client on
  * top, GPU at the bottom; under a layer its named child tracks, its counters,
@@ -13,6 +14,7 @@
  * Perfetto nests slices per track and two threads' slices would not nest.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,7 @@
 #define PROCESS_UUID 1
 #define NTRACKS      4096   /* open-addressing table of known tracks */
 #define NAME_LEN     96
+#define OUT_BYTES    (1u << 20)  /* packets waiting to be written */
 
 typedef Perfetto__Protos__TracePacket     packet;
 typedef Perfetto__Protos__TrackDescriptor descriptor;
@@ -39,10 +42,10 @@ typedef struct {
 } track;
 
 struct tpf {
-    FILE *f;
-    uint8_t *buf;           /* packing scratch */
-    size_t cap;
-    int failed;
+    int fd;
+    uint8_t *out;           /* whole packets not yet written */
+    size_t nout, cap;
+    int failed;             /* errno of a failed write or allocation */
     track tracks[NTRACKS];
 };
 
@@ -74,6 +77,17 @@ static track *find(tpf *pf, uint64_t uuid)
     return NULL;
 }
 
+static void write_out(tpf *pf)
+{
+    for (size_t done = 0; done < pf->nout;) {
+        ssize_t k = write(pf->fd, pf->out + done, pf->nout - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { pf->failed = k < 0 ? errno : EIO; break; }
+        done += k;
+    }
+    pf->nout = 0;
+}
+
 static void write_packet(tpf *pf, packet *p)
 {
     p->optional_trusted_packet_sequence_id_case =
@@ -83,14 +97,15 @@ static void write_packet(tpf *pf, packet *p)
     trace.n_packet = 1;
     trace.packet = &p;
     size_t n = perfetto__protos__trace__get_packed_size(&trace);
+    if (pf->nout + n > pf->cap) write_out(pf);
     if (n > pf->cap) {
-        uint8_t *b = realloc(pf->buf, 2 * n);
-        if (!b) { pf->failed = 1; return; }
-        pf->buf = b;
-        pf->cap = 2 * n;
+        uint8_t *b = realloc(pf->out, n);
+        if (!b) { pf->failed = ENOMEM; return; }
+        pf->out = b;
+        pf->cap = n;
     }
-    perfetto__protos__trace__pack(&trace, pf->buf);
-    if (fwrite(pf->buf, 1, n, pf->f) != n) pf->failed = 1;
+    perfetto__protos__trace__pack(&trace, pf->out + pf->nout);
+    pf->nout += n;
 }
 
 static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter)
@@ -117,8 +132,10 @@ static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter)
 tpf *tpf_open(const char *path, char *err, int errlen)
 {
     tpf *pf = calloc(1, sizeof *pf);
-    if (!pf || !(pf->f = fopen(path, "wb"))) {
-        snprintf(err, errlen, "%s: %s", path, strerror(pf ? errno : ENOMEM));
+    if (pf) pf->out = malloc(pf->cap = OUT_BYTES);
+    if (!pf || !pf->out || (pf->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(pf && pf->out ? errno : ENOMEM));
+        if (pf) free(pf->out);
         free(pf);
         return NULL;
     }
@@ -222,8 +239,17 @@ static void emit(tpf *pf, uint64_t ts, track_event *te)
     write_packet(pf, &p);
 }
 
+/* Names a child track; only a track not yet written out can be named. */
+static void name_track(tpf *pf, const trace_event *e)
+{
+    int layer = e->w.layer;
+    track *t = find(pf, e->w.track ? mix(layer, (uint32_t)e->w.track) : layer_uuid(layer));
+    if (t && !t->emitted) snprintf(t->name, NAME_LEN, "%s", e->name);
+}
+
 void tpf_event(tpf *pf, const trace_event *e)
 {
+    if (e->kind == EV_TRACK) { name_track(pf, e); return; }
     track_event te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
     annotation ann[TRACE_MAX_ARGS + 4], *annp[TRACE_MAX_ARGS + 4];
     char *category = (char *)trace_layer_name(e->w.layer);
@@ -278,27 +304,21 @@ void tpf_event(tpf *pf, const trace_event *e)
 
 int tpf_commit(tpf *pf, char *err, int errlen)
 {
-    if (fflush(pf->f) == 0 && !pf->failed) return 0;
-    if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: write failed: %s", strerror(errno));
+    write_out(pf);
+    if (!pf->failed) return 0;
+    if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: write failed: %s", strerror(pf->failed));
     pf->failed = 0;
     return -1;
-}
-
-/* Names a child track; only a track not yet written out can be named. */
-void tpf_track(tpf *pf, int layer, int track_id, const char *name)
-{
-    track *t = find(pf, track_id ? mix(layer, (uint32_t)track_id) : layer_uuid(layer));
-    if (t && !t->emitted) snprintf(t->name, NAME_LEN, "%s", name);
 }
 
 int tpf_close(tpf *pf, char *err, int errlen)
 {
     int rc = tpf_commit(pf, err, errlen);
-    if (fclose(pf->f) != 0 && rc == 0) {
+    if (close(pf->fd) != 0 && rc == 0) {
         if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: close: %s", strerror(errno));
         rc = -1;
     }
-    free(pf->buf);
+    free(pf->out);
     free(pf);
     return rc;
 }

@@ -41,14 +41,11 @@ const char trace_schema_sql[] =
 "  kind TEXT NOT NULL,                -- 'slice' or 'instant'\n"
 "  thread INTEGER NOT NULL\n"
 ");\n"
-"CREATE INDEX slices_layer_name ON slices(run_id, layer, name);\n"
-"CREATE INDEX slices_request_ts ON slices(run_id, request, ts_ns);\n"
 "CREATE TABLE args (\n"
 "  slice_id INTEGER NOT NULL REFERENCES slices(id),\n"
 "  key TEXT NOT NULL,\n"
 "  value                              -- no type: INTEGER, REAL or TEXT as recorded\n"
 ");\n"
-"CREATE INDEX args_slice_key ON args(slice_id, key);\n"
 "CREATE TABLE flows (\n"
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
 "  flow_id INTEGER NOT NULL,\n"
@@ -67,7 +64,6 @@ const char trace_schema_sql[] =
 "  request INTEGER, step INTEGER,\n"
 "  clock TEXT NOT NULL                -- 'measured' or 'modeled'\n"
 ");\n"
-"CREATE INDEX counters_name_ts ON counters(run_id, name, ts_ns);\n"
 "\n"
 /* Top-level (depth 0) slices only, so nested slices are not counted twice. */
 "CREATE VIEW v_layer_time AS\n"
@@ -120,6 +116,17 @@ const char trace_schema_sql[] =
 "       CASE WHEN t.n_tokens > 1 THEN (t.last_ns - t.first_ns) / (t.n_tokens - 1.0) END AS tpot_ns,\n"
 "       r.end_ns - r.start_ns AS e2e_ns\n"
 "FROM r LEFT JOIN t ON t.run_id = r.run_id AND t.request = r.request;\n";
+
+/* The secondary indexes, part of version 1. A new file gets them when its
+ * first run closes: building an index once costs less than updating it at
+ * every row, and the work moves out of the run being measured. A file that
+ * already has rows gets them when it is opened, so a first run that was
+ * killed before closing leaves them to the next open. */
+const char trace_index_sql[] =
+"CREATE INDEX IF NOT EXISTS slices_layer_name ON slices(run_id, layer, name);\n"
+"CREATE INDEX IF NOT EXISTS slices_request_ts ON slices(run_id, request, ts_ns);\n"
+"CREATE INDEX IF NOT EXISTS args_slice_key ON args(slice_id, key);\n"
+"CREATE INDEX IF NOT EXISTS counters_name_ts ON counters(run_id, name, ts_ns);\n";
 
 /* Views added after version 1 went out: created on every open if missing,
  * so older version-1 files gain them and nothing else changes. */

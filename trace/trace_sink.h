@@ -1,6 +1,8 @@
 /*
  * trace_sink.h -- what trace.c hands the two sinks (trace_sqlite.c and
- * trace_perfetto.c): one decoded event at a time, under the sink lock.
+ * trace_perfetto.c): one decoded event at a time, under the sink lock. An
+ * event's strings live in a recording buffer that is reused once the sink
+ * returns: a sink copies what it keeps.
  */
 #ifndef HIPATH_TRACE_SINK_H
 #define HIPATH_TRACE_SINK_H
@@ -9,7 +11,8 @@
 
 #define TRACE_MAX_FLOWS 8  /* pending flow ids per direction per thread */
 
-enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_PAD };
+/* EV_TRACK names the child track (w.layer, w.track) `name`. */
+enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_PAD };
 
 typedef struct {
     int kind;                 /* enum trace_kind */
@@ -37,7 +40,6 @@ int64_t tsql_run_id(const tsql *db);
 int     tsql_begin(tsql *db, char *err, int errlen);
 void    tsql_event(tsql *db, const trace_event *e);
 int     tsql_commit(tsql *db, char *err, int errlen);
-void    tsql_track(tsql *db, int layer, int track, const char *name);
 int     tsql_close(tsql *db, char *err, int errlen);
 
 /* Perfetto sink: packets are appended as they come, flushed at commit. */
@@ -45,10 +47,10 @@ typedef struct tpf tpf;
 tpf *tpf_open(const char *path, char *err, int errlen);
 void tpf_event(tpf *pf, const trace_event *e);
 int  tpf_commit(tpf *pf, char *err, int errlen);
-void tpf_track(tpf *pf, int layer, int track, const char *name);
 int  tpf_close(tpf *pf, char *err, int errlen);
 
 extern const char trace_schema_sql[];
+extern const char trace_index_sql[];   /* CREATE INDEX IF NOT EXISTS: at close, or open if not new */
 extern const char trace_views_sql[];   /* CREATE VIEW IF NOT EXISTS, run on every open */
 #define TRACE_SCHEMA_VERSION 1
 

@@ -14,12 +14,11 @@
 
 #include "trace/trace_sink.h"
 
-enum { ST_SLICE, ST_END, ST_ARG, ST_FLOW_OUT, ST_FLOW_IN, ST_COUNTER, ST_TRACK, NST };
+enum { ST_SLICE, ST_END, ST_FLOW_OUT, ST_FLOW_IN, ST_COUNTER, ST_TRACK, NST };
 static const char *st_sql[NST] = {
     [ST_SLICE] = "INSERT INTO slices(run_id, ts_ns, dur_ns, layer, direction, name, request,"
                  " step, clock, track, depth, kind, thread) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [ST_END] = "UPDATE slices SET dur_ns = ?1 - ts_ns WHERE id = ?2",
-    [ST_ARG] = "INSERT INTO args(slice_id, key, value) VALUES (?,?,?)",
     [ST_FLOW_OUT] = "INSERT INTO flows(run_id, flow_id, from_slice) VALUES (?,?,?)"
                     " ON CONFLICT(run_id, flow_id) DO UPDATE SET from_slice = excluded.from_slice",
     [ST_FLOW_IN] = "INSERT INTO flows(run_id, flow_id, to_slice) VALUES (?,?,?)"
@@ -32,6 +31,7 @@ static const char *st_sql[NST] = {
 struct tsql {
     sqlite3 *db;
     sqlite3_stmt *st[NST];
+    sqlite3_stmt *args[TRACE_MAX_ARGS];  /* [n-1] inserts n args; made on first use */
     int64_t run_id;
     int failed;          /* a statement of this transaction failed */
     char why[256];
@@ -130,6 +130,7 @@ static int start_run(tsql *s, const char *path, const trace_run_info *info, uint
         snprintf(set_version, sizeof set_version, "PRAGMA user_version = %d", TRACE_SCHEMA_VERSION);
         rc = exec(s, trace_schema_sql, err, errlen) || exec(s, set_version, err, errlen) ? -1 : 0;
     }
+    if (!rc && !fresh) rc = exec(s, trace_index_sql, err, errlen);
     if (!rc) rc = exec(s, trace_views_sql, err, errlen);   /* additive: no version bump */
     if (!rc) rc = insert_run(s, info, t0_unix, err, errlen);
     if (!rc) rc = exec(s, "COMMIT", err, errlen);
@@ -143,15 +144,17 @@ tsql *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_n
     tsql *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "%s: out of memory", path); return NULL; }
     int fresh;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    /* NOMUTEX: only the holder of the sink lock uses the connection */
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
         fail(s, path, err, errlen);
         goto bad;
     }
     sqlite3_busy_timeout(s->db, 30000);
     /* check before WAL: switching the journal mode writes to the file */
     if (check_schema(s, path, &fresh, err, errlen)) goto bad;
-    if (query_int(s, "PRAGMA journal_mode=WAL", err, errlen) < 0 ||
-        exec(s, "PRAGMA synchronous=NORMAL", err, errlen) ||
+    if (exec(s, "PRAGMA synchronous=NORMAL", err, errlen) ||
+        query_int(s, "PRAGMA journal_mode=WAL", err, errlen) < 0 ||
         exec(s, "PRAGMA cache_size=-65536", err, errlen) ||
         start_run(s, path, info, t0_unix_ns, err, errlen))
         goto bad;
@@ -236,9 +239,49 @@ static void insert_flow(tsql *s, int which, uint64_t id, int64_t slice)
     step(s, st);
 }
 
+/* A track name that cannot be stored is reported, not a reason to lose
+ * the events around it. */
+static void name_track(tsql *s, const trace_event *e)
+{
+    sqlite3_stmt *st = s->st[ST_TRACK];
+    sqlite3_bind_int64(st, 1, s->run_id);
+    sqlite3_bind_int(st, 2, e->w.layer);
+    sqlite3_bind_int(st, 3, e->w.track);
+    sqlite3_bind_text(st, 4, e->name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) fprintf(stderr, "trace db: track name: %s\n", sqlite3_errmsg(s->db));
+    sqlite3_reset(st);
+}
+
+/* All args of an event in one statement: per row, a statement of its own
+ * costs more than the row. */
+static void insert_args(tsql *s, const trace_event *e, int64_t slice)
+{
+    sqlite3_stmt **st = &s->args[e->nargs - 1];
+    if (!*st) {
+        char sql[64 + 16 * TRACE_MAX_ARGS] = "INSERT INTO args(slice_id, key, value) VALUES ";
+        for (int i = 0, n = strlen(sql); i < e->nargs; i++)
+            n += snprintf(sql + n, sizeof sql - n, "%s(?1,?%d,?%d)", i ? "," : "", 2 + 2 * i, 3 + 2 * i);
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
+            snprintf(s->why, sizeof s->why, "%s", sqlite3_errmsg(s->db));
+            s->failed = 1;
+            return;
+        }
+    }
+    sqlite3_bind_int64(*st, 1, slice);
+    for (int i = 0; i < e->nargs; i++) {
+        const trace_arg *a = &e->args[i];
+        sqlite3_bind_text(*st, 2 + 2 * i, a->key ? a->key : "", -1, SQLITE_STATIC);
+        if (a->type == ARG_INT) sqlite3_bind_int64(*st, 3 + 2 * i, a->i);
+        else if (a->type == ARG_DOUBLE) sqlite3_bind_double(*st, 3 + 2 * i, a->d);
+        else sqlite3_bind_text(*st, 3 + 2 * i, a->s, -1, SQLITE_STATIC);
+    }
+    step(s, *st);
+}
+
 void tsql_event(tsql *s, const trace_event *e)
 {
     if (s->failed) return;
+    if (e->kind == EV_TRACK) { name_track(s, e); return; }
     if (e->kind == EV_COUNTER) { insert_counter(s, e); return; }
     int64_t slice;
     if (e->kind == EV_END) {
@@ -251,16 +294,7 @@ void tsql_event(tsql *s, const trace_event *e)
         if ((slice = insert_slice(s, e)) < 0) return;
         if (e->kind == EV_BEGIN) *e->row = slice;
     }
-    sqlite3_stmt *st = s->st[ST_ARG];
-    for (int i = 0; i < e->nargs; i++) {
-        const trace_arg *a = &e->args[i];
-        sqlite3_bind_int64(st, 1, slice);
-        sqlite3_bind_text(st, 2, a->key ? a->key : "", -1, SQLITE_STATIC);
-        if (a->type == ARG_INT) sqlite3_bind_int64(st, 3, a->i);
-        else if (a->type == ARG_DOUBLE) sqlite3_bind_double(st, 3, a->d);
-        else sqlite3_bind_text(st, 3, a->s, -1, SQLITE_STATIC);
-        step(s, st);
-    }
+    if (e->nargs) insert_args(s, e, slice);
     for (int i = 0; i < e->nout; i++) insert_flow(s, ST_FLOW_OUT, e->out[i], slice);
     for (int i = 0; i < e->nin; i++) insert_flow(s, ST_FLOW_IN, e->in[i], slice);
 }
@@ -277,16 +311,6 @@ int tsql_commit(tsql *s, char *err, int errlen)
     return -1;
 }
 
-void tsql_track(tsql *s, int layer, int track, const char *name)
-{
-    sqlite3_stmt *st = s->st[ST_TRACK];
-    sqlite3_bind_int64(st, 1, s->run_id);
-    sqlite3_bind_int(st, 2, layer);
-    sqlite3_bind_int(st, 3, track);
-    sqlite3_bind_text(st, 4, name, -1, SQLITE_STATIC);
-    if (step(s, st)) fprintf(stderr, "trace db: track name: %s\n", s->why);
-    s->failed = 0;
-}
 
 int tsql_close(tsql *s, char *err, int errlen)
 {
@@ -295,9 +319,12 @@ int tsql_close(tsql *s, char *err, int errlen)
         char sql[128];
         snprintf(sql, sizeof sql, "UPDATE runs SET ended_at = strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ','now')"
                  " WHERE id = %lld", (long long)s->run_id);
-        rc = exec(s, sql, err, errlen);
+        rc = exec(s, "BEGIN IMMEDIATE", err, errlen) || exec(s, trace_index_sql, err, errlen) ||
+             exec(s, sql, err, errlen) || exec(s, "COMMIT", err, errlen) ? -1 : 0;
+        if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     }
     for (int i = 0; i < NST; i++) sqlite3_finalize(s->st[i]);
+    for (int i = 0; i < TRACE_MAX_ARGS; i++) sqlite3_finalize(s->args[i]);
     sqlite3_close(s->db);
     free(s);
     return rc;
