@@ -35,13 +35,14 @@ import sys
 data = open(sys.argv[1], "rb").read()
 pos = 0
 while pos < len(data) and data[pos] == 0x0A:   # field 1, length-delimited
-    n, shift, p = 0, 0, pos + 1
+    n, shift, p, whole = 0, 0, pos + 1, False
     while p < len(data):
         b = data[p]; p += 1
         n |= (b & 0x7F) << shift; shift += 7
         if b < 0x80:
+            whole = True
             break
-    if p + n > len(data):
+    if not whole or p + n > len(data):   # the length itself, or the packet, was cut
         break
     pos = p + n
 open(sys.argv[2], "wb").write(data[:pos])
