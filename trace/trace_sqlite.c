@@ -60,6 +60,19 @@ static int64_t query_int(tsql *s, const char *sql, char *err, int errlen)
     return v;
 }
 
+/* Two processes opening one new file race to switch it to WAL, and SQLite
+ * answers BUSY there without calling the busy handler: wait and retry. */
+static int set_wal(tsql *s, char *err, int errlen)
+{
+    for (int i = 0; i < 3000; i++) {
+        if (query_int(s, "PRAGMA journal_mode=WAL", err, errlen) >= 0) return 0;
+        int rc = sqlite3_errcode(s->db) & 0xff;
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) return -1;
+        usleep(10000);
+    }
+    return -1;
+}
+
 /* 0: the schema is ours (or the file is empty: *fresh = 1); -1: refuse. */
 static int check_schema(tsql *s, const char *path, int *fresh, char *err, int errlen)
 {
@@ -154,7 +167,7 @@ tsql *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_n
     /* check before WAL: switching the journal mode writes to the file */
     if (check_schema(s, path, &fresh, err, errlen)) goto bad;
     if (exec(s, "PRAGMA synchronous=NORMAL", err, errlen) ||
-        query_int(s, "PRAGMA journal_mode=WAL", err, errlen) < 0 ||
+        set_wal(s, err, errlen) ||
         exec(s, "PRAGMA cache_size=-65536", err, errlen) ||
         start_run(s, path, info, t0_unix_ns, err, errlen))
         goto bad;
