@@ -1,4 +1,4 @@
-/* elementwise.c -- embedding, rmsnorm, rope, silu*mul, add, softmax. */
+/* elementwise.c -- embedding, rmsnorm, rope, silu*mul, add. */
 #include "kernels/cpu/kernels.h"
 #include <math.h>
 
@@ -43,9 +43,3 @@ void k_add(float *x, const float *y, int n) {
     for (int i = 0; i < n; i++) x[i] += y[i];
 }
 
-void k_softmax(float *x, int n) {
-    float m = x[0], s = 0;
-    for (int i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
-    for (int i = 0; i < n; i++) s += x[i] = expf(x[i] - m);
-    for (int i = 0; i < n; i++) x[i] /= s;
-}

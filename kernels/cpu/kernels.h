@@ -33,7 +33,5 @@ void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s,
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */
 void k_add(float *x, const float *y, int n);
-/* In place softmax over n */
-void k_softmax(float *x, int n);
 
 #endif

@@ -170,8 +170,3 @@ void model_free(model *m) {
     memset(m, 0, sizeof *m);
 }
 
-int64_t model_params(const model *m) {
-    int64_t n = 0;
-    for (int i = 0; i < m->files.n; i++) n += tensor_numel(&m->files.t[i]);
-    return n;
-}

@@ -74,9 +74,6 @@ void model_free(model *m);
  * 0, or -1 with a one-line reason naming the file and field. */
 int  model_config_load(model_config *c, const char *config_json_path, char *err, int errlen);
 
-/* Parameters and weight bytes (as stored). */
-int64_t model_params(const model *m);
-
 /* The loaders fill m->cfg and m->files; model_bind() then finds and checks
  * every tensor by its HF name. */
 int model_load_hf(model *m, const char *dir, char *err, int errlen);

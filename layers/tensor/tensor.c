@@ -39,25 +39,6 @@ float f16_to_f32(uint16_t h) {
     return f;
 }
 
-uint16_t f32_to_f16(float f) {
-    uint32_t u; memcpy(&u, &f, 4);
-    uint32_t sign = (u >> 16) & 0x8000;
-    int32_t exp = (int32_t)((u >> 23) & 0xff) - 127 + 15;
-    uint32_t man = u & 0x7fffff;
-    if (((u >> 23) & 0xff) == 0xff) return (uint16_t)(sign | 0x7c00 | (man ? 0x200 : 0));
-    if (exp >= 31) return (uint16_t)(sign | 0x7c00);
-    if (exp <= 0) {
-        if (exp < -10) return (uint16_t)sign;
-        man |= 0x800000;
-        uint32_t shift = (uint32_t)(14 - exp);
-        uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
-        if (rem > mid || (rem == mid && (half & 1))) half++;
-        return (uint16_t)(sign | half);
-    }
-    uint32_t half = sign | ((uint32_t)exp << 10) | (man >> 13), rem = man & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) half++;   /* round to nearest even */
-    return (uint16_t)half;
-}
 
 void row_to_f32(float *dst, const void *src, dtype dt, int64_t n) {
     const uint8_t *p = src;

@@ -38,7 +38,6 @@ static inline float bf16_to_f32(uint16_t h) {
     return v.f;
 }
 float    f16_to_f32(uint16_t h);
-uint16_t f32_to_f16(float f);
 
 /* Dequantize or convert row `n` elements starting at `src` into f32. */
 void row_to_f32(float *dst, const void *src, dtype dt, int64_t n);
