@@ -21,5 +21,8 @@ reply=$($HIPATH run "Hi" --trace-db $d/t.db --perfetto $d/t.pftrace 2>$d/err) ||
 grep -q "the journey" $d/err || fail "no journey table"
 layers=$(sqlite3 $d/t.db "SELECT count(DISTINCT layer) FROM slices")
 [ "$layers" = 8 ] || fail "trace has events on $layers layers, not 8"
-echo "run: Hi -> $reply, events on all 8 layers"
+path=$(sqlite3 $d/t.db "SELECT group_concat(a.layer || a.name || '>' || b.layer || b.name, ' ') FROM flows f
+  JOIN slices a ON a.id = f.from_slice JOIN slices b ON b.id = f.to_slice WHERE f.flow_id < 0")
+[ "$path" = "8request>7tokenize 7tokenize>6step" ] || fail "request flows: '$path'"
+echo "run: Hi -> $reply, events on all 8 layers, flows $path"
 rm -rf $d

@@ -95,10 +95,18 @@ void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns
 /* Flows link slices across layers so the request's path shows as arrows.
  * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the
  * next slice begun on this thread, trace_flow_in() terminates it on the
- * next slice begun on this thread. */
+ * next slice begun on this thread. To link a slice to the next one begun
+ * inside it (a layer's slice to the next layer's, on another track):
+ *   f = trace_flow_next(); trace_flow_out(f); trace_begin(...); trace_flow_in(f); */
 uint64_t trace_flow_next(void);
 void     trace_flow_out(uint64_t flow_id);
 void     trace_flow_in(uint64_t flow_id);
+/* The flow of hop `hop` along request `req`'s path: derived from the ids,
+ * so layers on different threads agree on it without passing it along.
+ * (trace_flow_next() never reaches the top bit.) */
+static inline uint64_t trace_request_flow(int64_t req, int hop) {
+    return 1ull << 63 | (uint64_t)req << 8 | (uint64_t)hop;
+}
 
 /* Statistics for the overhead report. flush_ns: time spent writing (mostly
  * on the flusher thread). waits: times a recording thread found its buffer

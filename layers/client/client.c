@@ -149,6 +149,7 @@ int client_chat(const chat_request *q, chat_result *r) {
     trace_where down = s.up;
     down.dir = DIR_DOWN;
     trace_arg ra[] = { TA_STR("url", q->url), TA_STR("model", q->model) };
+    trace_flow_out(trace_request_flow(r->id, 1));   /* -> the server's tokenize */
     trace_begin(down, "request", 2, ra);
 
     char *body = request_json(q), url[1024], errbuf[CURL_ERROR_SIZE] = "";

@@ -25,7 +25,11 @@ static kcost begin(const char *name, double flops, double bytes, int T) {
 static void end(void) { trace_end(W(), 0, NULL); }
 
 void op_embedding(float *x, const tensor *E, const int *ids, int T) {
+    int launches = rt_device_now()->kind != RT_CPU;   /* cpu has no layer-3 launch to point at */
+    uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch */
+    if (launches) trace_flow_out(f);
     kcost c = begin("embedding", 0, (double)T * dtype_row_bytes(E->dt, E->shape[1]) + 4.0 * T * E->shape[1], T);
+    if (launches) trace_flow_in(f);
     rt_backend()->embedding(&c, x, E, ids, T);
     end();
 }

@@ -166,7 +166,12 @@ int engine_step(engine *e) {
         trace_where w = where6(-1, e->step, DIR_DOWN);
         trace_arg a[] = { TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill), TA_INT("tokens", tokens),
                           TA_STR("requests", ids), TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free) };
+        for (int i = 0; i < n; i++)   /* arrows from each new request's tokenize */
+            if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, 2));
+        uint64_t f = trace_flow_next();                       /* and on to the model (layer 5) */
+        trace_flow_out(f);
         trace_begin(w, "step", 5, a);
+        trace_flow_in(f);
         int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
         double t = now_s();
         for (int i = 0; i < n; i++) {

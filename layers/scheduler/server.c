@@ -95,6 +95,8 @@ static int prepare(server *s, job *j, api_error *e) {
     if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
     trace_where w = { .layer = L_TOKENIZER, .dir = DIR_DOWN, .req = j->r.id, .step = -1, .clock = CLOCK_MEASURED };
     trace_arg a[] = { TA_STR("text", text) };
+    trace_flow_in(trace_request_flow(j->r.id, 1));    /* from the client's request */
+    trace_flow_out(trace_request_flow(j->r.id, 2));   /* -> the engine step that prefills it */
     trace_begin(w, "tokenize", 1, a);
     char err[256];
     j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
