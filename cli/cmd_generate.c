@@ -64,9 +64,7 @@ static int on_token(request *r, const sample_result *s, void *user) {
     }
     cJSON_AddItemToObject(lp, "top", top);
     cJSON_AddItemToArray(g->logprobs, lp);
-    int stop = 0;
-    for (int i = 0; i < r->n_stop; i++) stop |= r->stop_ids[i] == s->id;
-    if (g->tok && !stop) {   /* the end-of-turn token is not part of the text */
+    if (g->tok && !is_stop_id(r->stop_ids, r->n_stop, s->id)) {   /* the end-of-turn token is not part of the text */
         char piece[256];
         int n = detok_step(&g->ds, s->id, piece, sizeof piece);
         if (n > 0) {
@@ -157,9 +155,7 @@ int cmd_generate(int argc, char **argv) {
         fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
     }
 
-    int stop_ids[16], n_stop = 0;
-    for (int i = 0; i < m.cfg.n_stop; i++) stop_ids[n_stop++] = m.cfg.stop_ids[i];
-    if (g.tok) n_stop += tokenizer_stop_ids(g.tok, stop_ids + n_stop, 16 - n_stop);
+    int stop_ids[16], n_stop = engine_stop_ids(&m, g.tok, stop_ids, 16);
 
     engine e;
     if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { fail("%s", err); goto out; }

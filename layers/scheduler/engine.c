@@ -2,6 +2,7 @@
  * (engine_submit) and a one-request run for `hipath generate`. */
 #include "layers/scheduler/engine.h"
 #include "layers/runtime/runtime.h"
+#include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,5 +112,17 @@ int engine_generate(engine *e, request *r, char *err, int errlen) {
     if (engine_submit(e, r, err, errlen)) return -1;
     while (!r->finish) engine_step(e);
     if (!strcmp(r->finish, "error")) { snprintf(err, errlen, "engine step failed"); return -1; }
+    return 0;
+}
+
+int engine_stop_ids(const model *m, const tokenizer *t, int *ids, int cap) {
+    int n = 0;
+    for (int i = 0; i < m->cfg.n_stop && n < cap; i++) ids[n++] = m->cfg.stop_ids[i];
+    return t ? n + tokenizer_stop_ids(t, ids + n, cap - n) : n;
+}
+
+int is_stop_id(const int *ids, int n, int id) {
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
     return 0;
 }

@@ -96,6 +96,14 @@ int  engine_generate(engine *e, request *r, char *err, int errlen);
 /* The engine's counters and gauges as Prometheus text (metrics.c). */
 void engine_print_metrics(engine *e, FILE *f);
 
+/* The ids that end a reply: the model config's EOS ids, then the
+ * tokenizer's end-of-turn tokens (t may be NULL). Returns how many were
+ * written, at most cap. */
+struct tokenizer;
+int engine_stop_ids(const model *m, const struct tokenizer *t, int *ids, int cap);
+/* Whether id is one of ids[0..n). */
+int is_stop_id(const int *ids, int n, int id);
+
 #define KV_BLOCK_SIZE 16
 
 #endif

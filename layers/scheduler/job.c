@@ -71,8 +71,7 @@ static int add_text(job *j, const char *s, size_t n) {
 
 static int on_token(request *r, const sample_result *s, void *user) {
     job *j = user;
-    for (int i = 0; i < j->n_stop_ids; i++)
-        if (s->id == j->stop_ids[i]) return 0;   /* the end of the turn is not text */
+    if (is_stop_id(j->stop_ids, j->n_stop_ids, s->id)) return 0;   /* the end of the turn is not text */
     char piece[512];
     int n = detok_step(&j->ds, s->id, piece, sizeof piece);
     if (n < 0) piece[n = 0] = 0;

@@ -132,8 +132,7 @@ static const char *emit(engine *e, request *r, const sample_result *s, double t)
         hist_observe(&e->met.itl, t - r->t_token);
     }
     r->t_token = t;
-    int stop = 0;
-    for (int i = 0; i < r->n_stop; i++) stop |= r->stop_ids[i] == s->id;
+    int stop = is_stop_id(r->stop_ids, r->n_stop, s->id);
     if (r->on_token && r->on_token(r, s, r->user)) return "stop";
     if (stop) return "stop";
     if (r->n_out >= r->max_tokens) return "length";

@@ -302,8 +302,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     if (!s->m.tokenizer_path && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
     if (!(s->tok = s->m.tokenizer_path ? tokenizer_load(s->m.tokenizer_path, err, errlen)
                                        : tokenizer_placeholder(c->vocab_size, err, errlen))) goto fail_model;
-    for (int i = 0; i < c->n_stop; i++) s->stop_ids[s->n_stop_ids++] = c->stop_ids[i];
-    s->n_stop_ids += tokenizer_stop_ids(s->tok, s->stop_ids + s->n_stop_ids, 16);
+    s->n_stop_ids = engine_stop_ids(&s->m, s->tok, s->stop_ids, sizeof s->stop_ids / sizeof *s->stop_ids);
 
     const char *base = o->served_name;
     if (!base) {   /* the folder's name, without a trailing slash */
