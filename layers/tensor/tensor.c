@@ -18,12 +18,6 @@ size_t dtype_row_bytes(dtype dt, int64_t n) {
     return (size_t)(n / DT[dt].block) * DT[dt].block_bytes;
 }
 
-int64_t tensor_numel(const tensor *t) {
-    int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
-    return n;
-}
-
 float f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
     if (exp == 0) {

@@ -31,7 +31,6 @@ const char *dtype_name(dtype dt);
  * for block formats). */
 size_t dtype_row_bytes(dtype dt, int64_t n);
 int    dtype_block(dtype dt);          /* elements per block: 1 or 32 */
-int64_t tensor_numel(const tensor *t);
 
 static inline float bf16_to_f32(uint16_t h) {
     union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
