@@ -7,17 +7,28 @@ __global__ void embedding_kernel(float *x, const void *E, const int *ids, int di
     for (int i = threadIdx.x; i < dim; i += blockDim.x) x[(int64_t)t * dim + i] = wload<DT>(E, (int64_t)ids[t] * dim + i);
 }
 
+template <int DT>
+static void embedding_dt(const kcost *c, float *x, const void *E, const int *ids, int T, int dim) {
+    kdims d = geo_embedding(T);
+    hip_launch_begin(c, "embedding", (const void *)embedding_kernel<DT>, d);
+    embedding_kernel<DT><<<d.grid, d.block, 0, hip_stream()>>>(x, E, ids, dim);
+    hip_launch_end(c, "embedding");
+}
+
+/* Block formats too: a row is whole blocks, so element t*dim + i of the
+ * table is weight i of row t. */
 void hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
     int dim = (int)E->shape[1];
     const void *e = rt_dev(E->data);
-    kdims d = geo_embedding(T);
-    const void *fn = E->dt == DT_BF16 ? (const void *)embedding_kernel<DT_BF16> : E->dt == DT_F16 ? (const void *)embedding_kernel<DT_F16>
-                   : (const void *)embedding_kernel<DT_F32>;
-    hip_launch_begin(c, "embedding", fn, d);
-    if (E->dt == DT_BF16) embedding_kernel<DT_BF16><<<d.grid, d.block, 0, hip_stream()>>>(x, e, ids, dim);
-    else if (E->dt == DT_F16) embedding_kernel<DT_F16><<<d.grid, d.block, 0, hip_stream()>>>(x, e, ids, dim);
-    else embedding_kernel<DT_F32><<<d.grid, d.block, 0, hip_stream()>>>(x, e, ids, dim);
-    hip_launch_end(c, "embedding");
+    switch (E->dt) {
+    case DT_F32:  embedding_dt<DT_F32>(c, x, e, ids, T, dim); break;
+    case DT_F16:  embedding_dt<DT_F16>(c, x, e, ids, T, dim); break;
+    case DT_BF16: embedding_dt<DT_BF16>(c, x, e, ids, T, dim); break;
+    case DT_Q8_0: embedding_dt<DT_Q8_0>(c, x, e, ids, T, dim); break;
+    case DT_Q4_0: embedding_dt<DT_Q4_0>(c, x, e, ids, T, dim); break;
+    case DT_Q4_1: embedding_dt<DT_Q4_1>(c, x, e, ids, T, dim); break;
+    default: rt_hip_fail(3, "embedding", "no HIP kernel for this weight dtype", __FILE__, __LINE__);
+    }
 }
 
 /* One workgroup per row: o = x / sqrt(mean(x^2) + eps) * w. In place is fine:

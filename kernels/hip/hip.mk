@@ -47,12 +47,12 @@ CFLAGS  += -DHIPATH_HIP
 HIP_OBJ := $(HIP_SRC:%.hip=$(BUILD)/obj/%.$(HIP).o)
 ifeq ($(HIP),amd)
 LDLIBS  += -lamdhip64 -lstdc++
-$(BUILD)/obj/%.amd.o: %.hip kernels/hip/hip_common.h kernels/hip/geometry.h $(DEVLIB_STAMP)
+$(BUILD)/obj/%.amd.o: %.hip kernels/hip/hip_common.h kernels/hip/quant.h kernels/hip/geometry.h $(DEVLIB_STAMP)
 	@mkdir -p $(dir $@)
 	$(AMD_COMPILE)
 else ifeq ($(HIP),nvidia)
 LDLIBS  += -L$(CUDA_HOME)/lib -l:libcudart.so.13 -Wl,-rpath,$(CUDA_HOME)/lib -lstdc++
-$(BUILD)/obj/%.nvidia.o: %.hip kernels/hip/hip_common.h kernels/hip/hip_compat_cuda.h kernels/hip/geometry.h
+$(BUILD)/obj/%.nvidia.o: %.hip kernels/hip/hip_common.h kernels/hip/quant.h kernels/hip/hip_compat_cuda.h kernels/hip/geometry.h
 	@mkdir -p $(dir $@)
 	$(NVIDIA_COMPILE)
 else
@@ -66,9 +66,9 @@ HIP_CHECK_DIR := build/hip-check
 .PHONY: hip-check
 hip-check: $(HIP_SRC:%.hip=$(HIP_CHECK_DIR)/%.amd.o) $(HIP_SRC:%.hip=$(HIP_CHECK_DIR)/%.nvidia.o)
 	@echo "hip-check: $(words $(HIP_SRC)) HIP sources compile for $(HIP_ARCH) and sm_$(CUDA_ARCH)"
-$(HIP_CHECK_DIR)/%.amd.o: %.hip kernels/hip/hip_common.h kernels/hip/geometry.h $(DEVLIB_STAMP)
+$(HIP_CHECK_DIR)/%.amd.o: %.hip kernels/hip/hip_common.h kernels/hip/quant.h kernels/hip/geometry.h $(DEVLIB_STAMP)
 	@mkdir -p $(dir $@)
 	$(AMD_COMPILE)
-$(HIP_CHECK_DIR)/%.nvidia.o: %.hip kernels/hip/hip_common.h kernels/hip/hip_compat_cuda.h kernels/hip/geometry.h
+$(HIP_CHECK_DIR)/%.nvidia.o: %.hip kernels/hip/hip_common.h kernels/hip/quant.h kernels/hip/hip_compat_cuda.h kernels/hip/geometry.h
 	@mkdir -p $(dir $@)
 	$(NVIDIA_COMPILE)

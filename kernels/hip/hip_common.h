@@ -1,7 +1,8 @@
 /*
  * hip_common.h -- what every HIP kernel file includes: the HIP runtime (or
- * its CUDA mapping), hipath's C headers, error checks, weight loads and
- * wavefront reductions. Wavefront size is warpSize, never a constant.
+ * its CUDA mapping), hipath's C headers, error checks, weight loads (GGUF
+ * blocks: quant.h) and wavefront reductions. Wavefront size is warpSize,
+ * never a constant.
  */
 #ifndef HIPATH_HIP_COMMON_H
 #define HIPATH_HIP_COMMON_H
@@ -19,6 +20,7 @@ extern "C" {
 #include "kernels/hip/geometry.h"
 #include "layers/runtime/runtime.h"
 }
+#include "kernels/hip/quant.h"
 
 /* Every HIP call and every launch is checked, and a failure names its layer. */
 #define HIP_CHECK(layer, call) do { hipError_t e_ = (call); \
@@ -34,6 +36,9 @@ template <> __device__ inline float wload<DT_BF16>(const void *w, int64_t i) {
 template <> __device__ inline float wload<DT_F16>(const void *w, int64_t i) {
     return __half2float(__ushort_as_half(((const uint16_t *)w)[i]));
 }
+template <> __device__ inline float wload<DT_Q8_0>(const void *w, int64_t i) { return qweight<DT_Q8_0>(w, i); }
+template <> __device__ inline float wload<DT_Q4_0>(const void *w, int64_t i) { return qweight<DT_Q4_0>(w, i); }
+template <> __device__ inline float wload<DT_Q4_1>(const void *w, int64_t i) { return qweight<DT_Q4_1>(w, i); }
 
 /* Lane i gets lane i ^ mask's v (CUDA needs the mask of lanes taking part). */
 __device__ inline float lane_xor(float v, int mask) {

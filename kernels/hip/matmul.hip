@@ -1,14 +1,16 @@
 /*
- * matmul.hip -- y[T, N] = x[T, K] W[N, K]^T (+ b), weights f32/f16/bf16,
- * f32 accumulate.
+ * matmul.hip -- y[T, N] = x[T, K] W[N, K]^T (+ b), weights f32/f16/bf16 or
+ * GGUF blocks (Q8_0, Q4_0, Q4_1: quant.h), f32 accumulate.
  *
  * Decode (T == 1), GEMV: one wavefront per output row. Its lanes walk the
- * row together, each loading 16 bytes at a time (8 bf16/f16 or 4 f32), so a
+ * row together, each loading 16 bytes at a time (8 bf16/f16 or 4 f32; a
+ * 32-bit word of quants, 4 or 8 weights, for a block format), so a
  * wavefront reads one contiguous stretch per step (coalesced) and every
  * weight byte is read once; a butterfly over the lanes sums the row.
  * Prefill (T > 1), GEMM: a workgroup computes a 32x32 tile of y, staging
  * 32-wide slices of x and W in LDS so each weight is read from device
- * memory once per 32 tokens instead of once per token.
+ * memory once per 32 tokens instead of once per token. A 32-wide slice of
+ * a quantized row is one block, dequantized as it is staged.
  */
 #include "kernels/hip/hip_common.h"
 
@@ -55,6 +57,15 @@ __global__ void gemv_kernel(float *y, const float *x, const void *W, const float
     if (lane == 0) y[n] = s + (b ? b[n] : 0.0f);
 }
 
+/* The same for a block format: the lanes' words, summed (quant.h). */
+template <int DT>
+__global__ void qgemv_kernel(float *y, const float *x, const void *W, const float *b, int N, int nb, size_t row_bytes) {
+    int lane = threadIdx.x % warpSize, n = blockIdx.x * (blockDim.x / warpSize) + threadIdx.x / warpSize;
+    if (n >= N) return;
+    float s = wave_sum(qrow_lane<DT>((const uint8_t *)W + (size_t)n * row_bytes, x, nb, lane, warpSize));
+    if (lane == 0) y[n] = s + (b ? b[n] : 0.0f);
+}
+
 /* 32x32 tile of y per workgroup of 256: thread (tn, tt) computes
  * y[tile_t + tt + 8r][tile_n + tn], r = 0..3. */
 template <int DT>
@@ -88,6 +99,10 @@ static void matmul_dt(const kcost *c, float *y, const float *x, const void *w, c
         hip_launch_begin(c, "gemm", (const void *)gemm_kernel<DT>, d);
         gemm_kernel<DT><<<d.grid, d.block, 0, hip_stream()>>>(y, x, w, b, T, N, K, row);
         hip_launch_end(c, "gemm");
+    } else if constexpr (DT == DT_Q8_0 || DT == DT_Q4_0 || DT == DT_Q4_1) {
+        hip_launch_begin(c, "gemv", (const void *)qgemv_kernel<DT>, d);
+        qgemv_kernel<DT><<<d.grid, d.block, 0, hip_stream()>>>(y, x, w, b, N, K / 32, row);
+        hip_launch_end(c, "gemv");
     } else if ((uintptr_t)w % 16 == 0 && row % 16 == 0 && K % vec16<DT>::n == 0) {
         hip_launch_begin(c, "gemv", (const void *)gemv_kernel<DT, true>, d);
         gemv_kernel<DT, true><<<d.grid, d.block, 0, hip_stream()>>>(y, x, w, b, N, K, row);
@@ -107,6 +122,9 @@ void hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const
     case DT_F32:  matmul_dt<DT_F32>(c, y, x, w, bd, T, N, K, row); break;
     case DT_F16:  matmul_dt<DT_F16>(c, y, x, w, bd, T, N, K, row); break;
     case DT_BF16: matmul_dt<DT_BF16>(c, y, x, w, bd, T, N, K, row); break;
-    default: rt_hip_fail(3, "matmul", "no HIP kernel for this weight dtype yet (quantized: use --device cpu or sim)", __FILE__, __LINE__);
+    case DT_Q8_0: matmul_dt<DT_Q8_0>(c, y, x, w, bd, T, N, K, row); break;
+    case DT_Q4_0: matmul_dt<DT_Q4_0>(c, y, x, w, bd, T, N, K, row); break;
+    case DT_Q4_1: matmul_dt<DT_Q4_1>(c, y, x, w, bd, T, N, K, row); break;
+    default: rt_hip_fail(3, "matmul", "no HIP kernel for this weight dtype", __FILE__, __LINE__);
     }
 }

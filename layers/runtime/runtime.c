@@ -253,6 +253,9 @@ void rt_kernel_stats(FILE *f) {
 }
 
 void rt_close(void) {
+    /* The host waits for the last kernels queued: on hip their GPU-event
+     * times reach the trace and the stats only once it has. */
+    if (R.dev.kind == RT_HIP) rt_sync(-1);
     const char *path = getenv("HIPATH_KERNEL_STATS");
     FILE *f = path && *path ? fopen(path, "w") : NULL;
     if (f) { rt_kernel_stats(f); fclose(f); }

@@ -55,7 +55,8 @@ void rt_unmap_all(void);
 const void *rt_dev(const void *host);
 
 /* Copies between host and device; sync waits for the stream first (the
- * host blocks), async queues behind it. */
+ * host blocks), async queues behind it. rt_sync: the host waits for
+ * everything queued (rt_close does, for the last kernels' times). */
 void rt_copy(void *dst, const void *src, size_t bytes, int dir, int64_t step);
 void rt_copy_async(void *dst, const void *src, size_t bytes, int dir, int64_t step);
 void rt_sync(int64_t step);
