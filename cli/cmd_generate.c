@@ -31,6 +31,10 @@ static const char USAGE[] =
     "  --perfetto FILE      record a Perfetto trace\n"
     "  --json               print one JSON object instead of the text\n";
 
+/* The one request, numbered as the server numbers its first, so a trace of
+ * generate reads like one of run: every layer's events carry this id. */
+enum { REQ_ID = 1 };
+
 typedef struct {
     int json;
     tokenizer *tok;
@@ -66,7 +70,7 @@ static int on_token(request *r, const sample_result *s, void *user) {
     cJSON_AddItemToArray(g->logprobs, lp);
     if (g->tok && !is_stop_id(r->stop_ids, r->n_stop, s->id)) {   /* the end-of-turn token is not part of the text */
         char piece[256];
-        int n = detok_step(&g->ds, s->id, piece, sizeof piece);
+        int n = detok_step_traced(&g->ds, s->id, piece, sizeof piece, r->id, r->n_out - 1);
         if (n > 0) {
             append(g, piece, n);
             if (!g->json) { fwrite(piece, 1, n, stdout); fflush(stdout); }
@@ -90,15 +94,15 @@ static int parse_ids(const char *s, int **ids, int *n) {
     return *n ? 0 : -1;
 }
 
-/* The user message through the chat template and the tokenizer. */
-static int encode_prompt(tokenizer *tok, const char *text, int **ids, int *n, char *err, int errlen) {
+/* The user message through the chat template and the tokenizer (traced as
+ * request req's layer 7). */
+static int encode_prompt(tokenizer *tok, const char *text, int64_t req, int **ids, int *n, char *err, int errlen) {
     chat_message msg = { "user", text };
-    char *prompt = tokenizer_apply_chat(tok, &msg, 1);
+    char *prompt = tokenizer_apply_chat_traced(tok, &msg, 1, req);
     if (!prompt) { snprintf(err, errlen, "chat template failed"); return -1; }
-    size_t len = strlen(prompt);
-    int cap = (int)len + 16;
+    int cap = (int)strlen(prompt) + 16;
     *ids = malloc(cap * sizeof **ids);
-    *n = tokenizer_encode(tok, prompt, len, *ids, cap, err, errlen);
+    *n = tokenizer_encode_traced(tok, prompt, *ids, cap, err, errlen, req);
     free(prompt);
     return *n < 0 ? -1 : 0;
 }
@@ -148,7 +152,7 @@ int cmd_generate(int argc, char **argv) {
     if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { fail("%s", err); goto out; }
     if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
     if (prompt && !g.tok) { fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
-    if (prompt && encode_prompt(g.tok, prompt, &ids, &n_ids, err, sizeof err)) { fail("%s", err); goto out; }
+    if (prompt && encode_prompt(g.tok, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { fail("%s", err); goto out; }
     if (g.tok) detok_init(&g.ds, g.tok);
     if (n_ids < 1) { fail("the prompt is empty"); goto out; }
     if (n_ids + max_tokens > m.cfg.max_seq_len) {
@@ -159,7 +163,7 @@ int cmd_generate(int argc, char **argv) {
 
     engine e;
     if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { fail("%s", err); goto out; }
-    request r = { .id = 0, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
+    request r = { .id = REQ_ID, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
                   .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
                   .top_logprobs = (int)top_logprobs, .n_stop = n_stop, .stop_ids = stop_ids,
                   .on_token = on_token, .user = &g };

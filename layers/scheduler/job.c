@@ -1,6 +1,5 @@
 /* job.c -- one API request between its connection and the engine thread. */
 #include "layers/scheduler/job.h"
-#include "trace/trace.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,11 +72,8 @@ static int on_token(request *r, const sample_result *s, void *user) {
     job *j = user;
     if (is_stop_id(j->stop_ids, j->n_stop_ids, s->id)) return 0;   /* the end of the turn is not text */
     char piece[512];
-    int n = detok_step(&j->ds, s->id, piece, sizeof piece);
+    int n = detok_step_traced(&j->ds, s->id, piece, sizeof piece, r->id, r->n_out - 1);
     if (n < 0) piece[n = 0] = 0;
-    trace_where w = { .layer = L_TOKENIZER, .dir = DIR_UP, .req = r->id, .step = r->n_out - 1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_INT("id", s->id), TA_STR("text", piece) };
-    trace_instant(w, "detokenize", 2, a);
     pthread_mutex_lock(&j->mu);
     if (j->n_toks == j->cap_toks) {
         j->cap_toks = 2 * j->cap_toks + 16;

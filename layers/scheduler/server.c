@@ -91,21 +91,11 @@ static int64_t request_id(server *s, struct MHD_Connection *c) {
 static int prepare(server *s, job *j, api_error *e) {
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
-    char *text = q->chat ? tokenizer_apply_chat(s->tok, q->msgs, q->n_msgs) : strdup(q->prompt);
+    char *text = q->chat ? tokenizer_apply_chat_traced(s->tok, q->msgs, q->n_msgs, j->r.id) : strdup(q->prompt);
     if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
-    trace_where w = { .layer = L_TOKENIZER, .dir = DIR_DOWN, .req = j->r.id, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_STR("text", text) };
-    trace_flow_in(trace_request_flow(j->r.id, 1));    /* from the client's request */
-    trace_flow_out(trace_request_flow(j->r.id, 2));   /* -> the engine step that prefills it */
-    trace_begin(w, "tokenize", 1, a);
     char err[256];
     j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
-    int n = j->prompt ? tokenizer_encode(s->tok, text, strlen(text), j->prompt, s->max_model_len, err, sizeof err) : -1;
-    char ids[512] = "";   /* the ids as JSON, cut short for long prompts */
-    for (int i = 0, len = 0; i < n && len < (int)sizeof ids - 16; i++)
-        len += snprintf(ids + len, sizeof ids - len, "%s%d%s", i ? "," : "[", j->prompt[i], i == n - 1 ? "]" : "");
-    trace_arg b[] = { TA_INT("tokens", n), TA_STR("ids", ids) };
-    trace_end(w, 2, b);
+    int n = j->prompt ? tokenizer_encode_traced(s->tok, text, j->prompt, s->max_model_len, err, sizeof err, j->r.id) : -1;
     free(text);
     if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
     if (n > s->max_model_len)

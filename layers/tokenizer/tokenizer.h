@@ -10,6 +10,7 @@
 #define HIPATH_TOKENIZER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct tokenizer tokenizer;
 
@@ -63,5 +64,16 @@ char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n);
 /* End-of-turn / end-of-text ids this tokenizer knows (<|im_end|>,
  * <|endoftext|>, <|eot_id|>...). Returns how many were written. */
 int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids);
+
+/* The same on request req's path (traced.c), each recorded as a layer-7
+ * event: going down, "chat_template" (args messages; bytes of the prompt)
+ * and "tokenize" (args text; tokens, ids), which ends the client's flow
+ * (hop 1) and starts the flow to the engine step that prefills (hop 2);
+ * coming up, a "detokenize" instant per token (args id, text) at `step`.
+ * The text to encode is NUL-terminated. */
+char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, int64_t req);
+int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
+                            char *err, int errlen, int64_t req);
+int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step);
 
 #endif

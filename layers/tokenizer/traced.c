@@ -1,0 +1,67 @@
+/*
+ * traced.c -- layer 7 on a request's path: the chat template, encode and
+ * detok_step, each recorded as the request's layer-7 event. The tokenizer
+ * emits its own events, so every caller (the server, `hipath generate`)
+ * shows the same layer 7. The request's flows come from its id
+ * (trace_request_flow), so no flow id has to be passed in.
+ */
+#include "layers/tokenizer/tokenizer.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <string.h>
+
+static trace_where where7(int64_t req, int64_t step, int dir)
+{
+    return (trace_where){ .layer = L_TOKENIZER, .dir = dir, .req = req, .step = step, .clock = CLOCK_MEASURED };
+}
+
+char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, int64_t req)
+{
+    trace_where w = where7(req, -1, DIR_DOWN);
+    trace_arg a[] = { TA_INT("messages", n) };
+    trace_begin(w, "chat_template", 1, a);
+    char *text = tokenizer_apply_chat(t, msgs, n);
+    trace_arg b[] = { TA_INT("bytes", text ? (int64_t)strlen(text) : -1) };
+    trace_end(w, 1, b);
+    return text;
+}
+
+/* The first ids as a JSON array, as many as fit in cap: a long prompt's
+ * list is cut short (the "tokens" arg still has the whole count). */
+static void ids_json(const int *ids, int n, char *out, int cap)
+{
+    int len = 1;
+    out[0] = '[';
+    for (int i = 0; i < n; i++) {
+        char num[16];
+        int k = snprintf(num, sizeof num, "%s%d", i ? "," : "", ids[i]);
+        if (len + k + 2 > cap) break;   /* room left for "]" and the NUL */
+        memcpy(out + len, num, k);
+        len += k;
+    }
+    memcpy(out + len, "]", 2);
+}
+
+int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
+                            char *err, int errlen, int64_t req)
+{
+    trace_where w = where7(req, -1, DIR_DOWN);
+    trace_arg a[] = { TA_STR("text", text) };
+    trace_flow_in(trace_request_flow(req, 1));    /* from the client's request */
+    trace_flow_out(trace_request_flow(req, 2));   /* -> the engine step that prefills it */
+    trace_begin(w, "tokenize", 1, a);
+    int n = tokenizer_encode(t, text, strlen(text), ids, max_ids, err, errlen);
+    char json[512];
+    ids_json(ids, n < max_ids ? n : max_ids, json, sizeof json);
+    trace_arg b[] = { TA_INT("tokens", n), TA_STR("ids", json) };
+    trace_end(w, 2, b);
+    return n;
+}
+
+int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step)
+{
+    int n = detok_step(s, id, out, cap);
+    trace_arg a[] = { TA_INT("id", id), TA_STR("text", n < 0 ? "" : out) };
+    trace_instant(where7(req, step, DIR_UP), "detokenize", 2, a);
+    return n;
+}
