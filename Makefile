@@ -41,6 +41,18 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -w -c $< -o $@
 
+# The revision the trace's runs table records, fixed at build time (asking
+# git at run time cost a fork per run, and asked the wrong repository when
+# run from elsewhere). Checked at every make, rewritten only when it changes.
+GIT_REV_H := $(BUILD)/gen/git_rev.h
+$(GIT_REV_H): FORCE
+	@mkdir -p $(dir $@)
+	@line="#define HIPATH_GIT_REV \"$$(git describe --always --dirty 2>/dev/null || echo unknown)\""; \
+	 echo "$$line" | cmp -s - $@ || echo "$$line" > $@
+$(BUILD)/obj/trace/trace_sqlite.o: $(GIT_REV_H)
+.PHONY: FORCE
+FORCE:
+
 # Sources that include the generated header must wait for it.
 $(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
 

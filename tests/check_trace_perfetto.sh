@@ -3,7 +3,9 @@
 # wrote it) against trace/perfetto_trace.proto: a process track, the eight
 # layer tracks in order client..gpu, every event on a described track,
 # begin/end balanced and nested per track, flows that start and end,
-# counters on counter tracks, the sequence started as Perfetto expects.
+# counters on counter tracks, the sequence started as Perfetto expects, and
+# every interned iid (event names, categories, annotation names and values)
+# defined on the sequence before it is used, by a packet that needs it.
 cd "$(dirname "$0")/.." || exit 1
 bin=build/tests/test_trace
 [ -x "$bin" ] || { echo "no $bin: run make first"; exit 77; }
@@ -49,8 +51,33 @@ check(first.get("first_packet_on_sequence") == ["true"], "first packet lacks fir
 check(all(p.get("trusted_packet_sequence_id") == ["1"] for p in packets),
       "a packet without trusted_packet_sequence_id 1")
 
+# interned strings: kind -> iid -> string, as the packets define them
+interned = {k: {} for k in ("event_names", "event_categories", "debug_annotation_names",
+                            "debug_annotation_string_values")}
+def resolve(kind, iid, i):
+    v = interned[kind].get(iid)
+    check(v is not None, f"packet {i}: {kind} iid {iid} used before it is defined")
+    return v
 tracks, events = {}, []
 for i, p in enumerate(packets):
+    for d in p.get("interned_data", []):
+        for kind, table in interned.items():
+            for entry in d.get(kind, []):
+                iid, name = entry["iid"][0], (entry.get("name") or entry.get("str"))[0]
+                check(table.get(iid, name) == name, f"{kind} iid {iid} redefined")
+                table[iid] = name
+    if "track_event" in p:
+        check(p.get("sequence_flags") == ["2"], f"packet {i}: track event without SEQ_NEEDS_INCREMENTAL_STATE")
+    for e in p.get("track_event", []):
+        if "name_iid" in e:
+            e["name"] = [resolve("event_names", e["name_iid"][0], i)]
+        if "category_iids" in e:
+            e["categories"] = [resolve("event_categories", c, i) for c in e["category_iids"]]
+        for a in e.get("debug_annotations", []):
+            if "name_iid" in a:
+                a["name"] = [resolve("debug_annotation_names", a["name_iid"][0], i)]
+            if "string_value_iid" in a:
+                a["string_value"] = [resolve("debug_annotation_string_values", a["string_value_iid"][0], i)]
     for d in p.get("track_descriptor", []):
         uuid = d["uuid"][0]
         check(uuid not in tracks, f"track {uuid} described twice")
@@ -97,6 +124,14 @@ check(flows_out and flows_out == flows_end, f"flows out {flows_out} vs terminate
 check(kinds.get("TYPE_COUNTER") == 2, "expected 2 counter events")
 check(kinds.get("TYPE_INSTANT", 0) >= 40000, "instants missing")
 check(any(d.get("name") == ["stream 1"] for d in tracks.values()), "named child track 'stream 1' missing")
+begun = {e["name"][0] for _, _, e in events if e["type"][0] == "TYPE_SLICE_BEGIN" and "name" in e}
+check({"request", "tokenize", "a_outer", "a_inner", "b_outer", "schedule", "gemm"} <= begun, f"slice names: {begun}")
+check({e["categories"][0] for _, _, e in events if "categories" in e} == {"client", "tokenizer", "ops", "scheduler",
+      "kernels", "gpu", "runtime", "tensor"}, "categories are not the layers' names")
+dirs = {a["string_value"][0] for _, _, e in events for a in e.get("debug_annotations", []) if a.get("name") == ["direction"]}
+check(dirs == {"down", "up", "none"}, f"direction values {dirs}")
+ticks = [a for _, _, e in events if e.get("name") == ["tick"] for a in e.get("debug_annotations", []) if a.get("name") == ["i"]]
+check(len(ticks) >= 40000 and all(a.get("int_value") for a in ticks[1:]), "tick args lost")
 check(any("(thread" in d.get("name", [""])[0] for d in tracks.values()),
       "no per-thread track for the second thread on layer 4")
 if fails:

@@ -32,9 +32,7 @@ enum trace_arg_type { ARG_INT, ARG_DOUBLE, ARG_STR };
 typedef struct {
     const char *key;          /* must be a string literal (not copied) */
     int type;                 /* enum trace_arg_type */
-    int64_t i;
-    double d;
-    const char *s;
+    union { int64_t i; double d; const char *s; };
 } trace_arg;
 #define TA_INT(k, v)  ((trace_arg){ .key = (k), .type = ARG_INT, .i = (int64_t)(v) })
 #define TA_DBL(k, v)  ((trace_arg){ .key = (k), .type = ARG_DOUBLE, .d = (double)(v) })
@@ -108,8 +106,8 @@ static inline uint64_t trace_request_flow(int64_t req, int hop) {
     return 1ull << 63 | (uint64_t)req << 8 | (uint64_t)hop;
 }
 
-/* Statistics for the overhead report. flush_ns: time spent writing (mostly
- * on the flusher thread). waits: times a recording thread found its buffer
+/* Statistics for the overhead report. flush_ns: CPU time spent writing
+ * (mostly on the flusher thread, which runs at idle priority). waits: times a recording thread found its buffer
  * full and waited for the flusher; wait_ns their total, max_wait_ns the
  * longest. */
 typedef struct {

@@ -28,11 +28,32 @@
 #define NTRACKS      4096   /* open-addressing table of known tracks */
 #define NAME_LEN     96
 #define OUT_BYTES    (1u << 20)  /* packets waiting to be written */
+#define NINTERN      4096   /* open-addressing table of interned strings */
+#define MAX_NEW      (TRACE_MAX_ARGS + 4)  /* strings a packet can intern, per kind */
 
 typedef Perfetto__Protos__TracePacket     packet;
 typedef Perfetto__Protos__TrackDescriptor descriptor;
 typedef Perfetto__Protos__TrackEvent      track_event;
 typedef Perfetto__Protos__DebugAnnotation annotation;
+
+/* Interning: a string that repeats (event names, categories, annotation
+ * keys, the direction and clock values) goes into the file once, in the
+ * interned_data of the first packet that uses it, and is then referred to
+ * by a small iid: a third of the file's size, and of the packing work. */
+enum { IN_NAME, IN_CATEGORY, IN_KEY, IN_VALUE, NKINDS };   /* separate iid spaces */
+typedef struct {
+    uint64_t iid;           /* 0: free slot */
+    int kind;
+    const char *literal;    /* the string literal it was interned by, or NULL */
+    char s[NAME_LEN];
+} interned;
+
+/* What one packet interns first. */
+typedef struct {
+    int n[NKINDS];
+    uint64_t iid[NKINDS][MAX_NEW];
+    const char *s[NKINDS][MAX_NEW];
+} new_strings;
 
 typedef struct {
     uint64_t uuid;          /* 0: free slot */
@@ -45,8 +66,11 @@ struct tpf {
     int fd;
     uint8_t *out;           /* whole packets not yet written */
     size_t nout, cap;
+    off_t size;             /* bytes in the file: whole packets */
     int failed;             /* errno of a failed write or allocation */
     track tracks[NTRACKS];
+    interned strings[NINTERN];
+    uint64_t next_iid[NKINDS];
 };
 
 static uint64_t layer_uuid(int layer) { return PROCESS_UUID + (uint64_t)layer; }
@@ -67,6 +91,31 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+/* The iid of s, interning it (into ns, for this packet) when new; 0 if it
+ * cannot be interned (too long, table full, packet full): write it out.
+ * Arg keys, categories and the direction and clock values are string
+ * literals (trace.h asks for that), so they are found by address, without
+ * hashing or comparing the string; event names are copies, found by value. */
+static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s, int literal)
+{
+    uint64_t h = literal ? mix(kind, (uintptr_t)s) : fnv1a(s) + kind;
+    for (size_t k = 0, i = h % NINTERN; k < NINTERN; k++, i = (i + 1) % NINTERN) {
+        interned *e = &pf->strings[i];
+        if (e->iid && e->kind == kind && (literal ? e->literal == s : !e->literal && !strcmp(e->s, s)))
+            return e->iid;
+        if (e->iid) continue;
+        if (ns->n[kind] == MAX_NEW || strlen(s) >= NAME_LEN) return 0;
+        e->iid = ++pf->next_iid[kind];
+        e->kind = kind;
+        e->literal = literal ? s : NULL;
+        strcpy(e->s, s);
+        ns->iid[kind][ns->n[kind]] = e->iid;
+        ns->s[kind][ns->n[kind]++] = e->s;
+        return e->iid;
+    }
+    return 0;
+}
+
 static track *find(tpf *pf, uint64_t uuid)
 {
     for (size_t k = 0, i = uuid % NTRACKS; k < NTRACKS; k++, i = (i + 1) % NTRACKS) {
@@ -77,14 +126,19 @@ static track *find(tpf *pf, uint64_t uuid)
     return NULL;
 }
 
+/* A write that fails part-way (disk full) is cut back off the file, so the
+ * file stays whole packets; those packets are lost and the flush says so. */
 static void write_out(tpf *pf)
 {
-    for (size_t done = 0; done < pf->nout;) {
+    size_t done = 0;
+    while (done < pf->nout) {
         ssize_t k = write(pf->fd, pf->out + done, pf->nout - done);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) { pf->failed = k < 0 ? errno : EIO; break; }
         done += k;
     }
+    if (done == pf->nout) pf->size += done;
+    else if (ftruncate(pf->fd, pf->size) || lseek(pf->fd, pf->size, SEEK_SET) < 0) pf->failed = errno;
     pf->nout = 0;
 }
 
@@ -203,35 +257,90 @@ static uint64_t counter_track(tpf *pf, const trace_event *e)
     return t->uuid;
 }
 
-static annotation *annotate(annotation *a, const char *key)
+/* One event's packet in the making: its annotations and what it interns. */
+typedef struct {
+    annotation ann[TRACE_MAX_ARGS + 4], *annp[TRACE_MAX_ARGS + 4];
+    int n;
+    new_strings ns;
+} builder;
+
+static annotation *annotate(tpf *pf, builder *b, const char *key)
 {
+    annotation *a = &b->ann[b->n];
+    b->annp[b->n++] = a;
     perfetto__protos__debug_annotation__init(a);
-    a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
-    a->name = (char *)(key ? key : "");
+    key = key ? key : "";
+    if ((a->name_iid = intern(pf, &b->ns, IN_KEY, key, 1)))
+        a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
+    else {
+        a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
+        a->name = (char *)key;
+    }
     return a;
 }
 
-static void annotate_int(annotation *a, const char *key, int64_t v)
+static void annotate_int(tpf *pf, builder *b, const char *key, int64_t v)
 {
-    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
+    annotation *a = annotate(pf, b, key);
+    a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
     a->int_value = v;
 }
 
-static void annotate_double(annotation *a, const char *key, double v)
+static void annotate_double(tpf *pf, builder *b, const char *key, double v)
 {
-    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
+    annotation *a = annotate(pf, b, key);
+    a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
     a->double_value = v;
 }
 
-static void annotate_str(annotation *a, const char *key, const char *v)
+/* interned: v is a string literal, one of a few values on every event */
+static void annotate_str(tpf *pf, builder *b, const char *key, const char *v, int interned)
 {
-    annotate(a, key)->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
-    a->string_value = (char *)v;
+    annotation *a = annotate(pf, b, key);
+    if (interned && (a->string_value_iid = intern(pf, &b->ns, IN_VALUE, v, 1)))
+        a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
+    else {
+        a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
+        a->string_value = (char *)v;
+    }
 }
 
-static void emit(tpf *pf, uint64_t ts, track_event *te)
+/* The packet, with the strings it interns first. Every track event packet
+ * may use iids, so each says it needs the sequence's interned state. */
+static void emit(tpf *pf, uint64_t ts, track_event *te, const new_strings *ns)
 {
+    Perfetto__Protos__EventName names[MAX_NEW], *pnames[MAX_NEW];
+    Perfetto__Protos__EventCategory cats[MAX_NEW], *pcats[MAX_NEW];
+    Perfetto__Protos__DebugAnnotationName keys[MAX_NEW], *pkeys[MAX_NEW];
+    Perfetto__Protos__InternedString vals[MAX_NEW], *pvals[MAX_NEW];
+    Perfetto__Protos__InternedData in = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+    for (int i = 0; ns && i < ns->n[IN_NAME]; i++) {
+        perfetto__protos__event_name__init(pnames[i] = &names[i]);
+        names[i].has_iid = 1, names[i].iid = ns->iid[IN_NAME][i], names[i].name = (char *)ns->s[IN_NAME][i];
+    }
+    for (int i = 0; ns && i < ns->n[IN_CATEGORY]; i++) {
+        perfetto__protos__event_category__init(pcats[i] = &cats[i]);
+        cats[i].has_iid = 1, cats[i].iid = ns->iid[IN_CATEGORY][i], cats[i].name = (char *)ns->s[IN_CATEGORY][i];
+    }
+    for (int i = 0; ns && i < ns->n[IN_KEY]; i++) {
+        perfetto__protos__debug_annotation_name__init(pkeys[i] = &keys[i]);
+        keys[i].has_iid = 1, keys[i].iid = ns->iid[IN_KEY][i], keys[i].name = (char *)ns->s[IN_KEY][i];
+    }
+    for (int i = 0; ns && i < ns->n[IN_VALUE]; i++) {
+        perfetto__protos__interned_string__init(pvals[i] = &vals[i]);
+        vals[i].has_iid = 1, vals[i].iid = ns->iid[IN_VALUE][i];
+        vals[i].has_str = 1, vals[i].str.data = (uint8_t *)ns->s[IN_VALUE][i], vals[i].str.len = strlen(ns->s[IN_VALUE][i]);
+    }
     packet p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    if (ns && (ns->n[IN_NAME] || ns->n[IN_CATEGORY] || ns->n[IN_KEY] || ns->n[IN_VALUE])) {
+        in.n_event_names = ns->n[IN_NAME], in.event_names = pnames;
+        in.n_event_categories = ns->n[IN_CATEGORY], in.event_categories = pcats;
+        in.n_debug_annotation_names = ns->n[IN_KEY], in.debug_annotation_names = pkeys;
+        in.n_debug_annotation_string_values = ns->n[IN_VALUE], in.debug_annotation_string_values = pvals;
+        p.interned_data = &in;
+    }
+    p.has_sequence_flags = 1;
+    p.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
     p.has_timestamp = 1;
     p.timestamp = ts;
     p.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT;
@@ -251,9 +360,9 @@ void tpf_event(tpf *pf, const trace_event *e)
 {
     if (e->kind == EV_TRACK) { name_track(pf, e); return; }
     track_event te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-    annotation ann[TRACE_MAX_ARGS + 4], *annp[TRACE_MAX_ARGS + 4];
-    char *category = (char *)trace_layer_name(e->w.layer);
-    int n = 0;
+    builder b;
+    b.n = 0;
+    memset(&b.ns.n, 0, sizeof b.ns.n);
     te.has_type = 1;
     te.has_track_uuid = 1;
     if (e->kind == EV_COUNTER) {
@@ -261,44 +370,54 @@ void tpf_event(tpf *pf, const trace_event *e)
         te.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
         te.counter_value_field_case = PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE;
         te.double_counter_value = e->value;
-        emit(pf, e->ts, &te);
+        emit(pf, e->ts, &te, NULL);
         return;
     }
     te.track_uuid = slice_track(pf, e);
     te.type = e->kind == EV_END     ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END
             : e->kind == EV_INSTANT ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT
                                     : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+    char *category = (char *)trace_layer_name(e->w.layer);
+    uint64_t category_iid;
     if (e->kind != EV_END) {
-        te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
-        te.name = (char *)e->name;
-        te.n_categories = 1;
-        te.categories = &category;
-        annotate_str(&ann[n++], "direction", trace_dir_name(e->w.dir));
-        annotate_str(&ann[n++], "clock", trace_clock_name(e->w.clock));
-        if (e->w.req >= 0) annotate_int(&ann[n++], "request", e->w.req);
-        if (e->w.step >= 0) annotate_int(&ann[n++], "step", e->w.step);
+        if ((te.name_iid = intern(pf, &b.ns, IN_NAME, e->name, 0)))
+            te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
+        else {
+            te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
+            te.name = (char *)e->name;
+        }
+        if ((category_iid = intern(pf, &b.ns, IN_CATEGORY, category, 1))) {
+            te.n_category_iids = 1;
+            te.category_iids = &category_iid;
+        } else {
+            te.n_categories = 1;
+            te.categories = &category;
+        }
+        annotate_str(pf, &b, "direction", trace_dir_name(e->w.dir), 1);
+        annotate_str(pf, &b, "clock", trace_clock_name(e->w.clock), 1);
+        if (e->w.req >= 0) annotate_int(pf, &b, "request", e->w.req);
+        if (e->w.step >= 0) annotate_int(pf, &b, "step", e->w.step);
     }
     for (int i = 0; i < e->nargs; i++) {
         const trace_arg *a = &e->args[i];
-        if (a->type == ARG_DOUBLE) annotate_double(&ann[n++], a->key, a->d);
-        else if (a->type == ARG_STR) annotate_str(&ann[n++], a->key, a->s);
-        else annotate_int(&ann[n++], a->key, a->i);
+        if (a->type == ARG_DOUBLE) annotate_double(pf, &b, a->key, a->d);
+        else if (a->type == ARG_STR) annotate_str(pf, &b, a->key, a->s, 0);
+        else annotate_int(pf, &b, a->key, a->i);
     }
-    for (int i = 0; i < n; i++) annp[i] = &ann[i];
-    te.n_debug_annotations = n;
-    te.debug_annotations = annp;
+    te.n_debug_annotations = b.n;
+    te.debug_annotations = b.annp;
     te.n_flow_ids = e->nout;
     te.flow_ids = (uint64_t *)e->out;
     te.n_terminating_flow_ids = e->nin;
     te.terminating_flow_ids = (uint64_t *)e->in;
-    emit(pf, e->ts, &te);
+    emit(pf, e->ts, &te, &b.ns);
     if (e->kind == EV_SLICE) {
         track_event end = PERFETTO__PROTOS__TRACK_EVENT__INIT;
         end.has_type = 1;
         end.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
         end.has_track_uuid = 1;
         end.track_uuid = te.track_uuid;
-        emit(pf, e->ts + e->dur, &end);
+        emit(pf, e->ts + e->dur, &end, NULL);
     }
 }
 

@@ -39,12 +39,8 @@ const char trace_schema_sql[] =
 "  track INTEGER NOT NULL,\n"
 "  depth INTEGER NOT NULL,\n"
 "  kind TEXT NOT NULL,                -- 'slice' or 'instant'\n"
-"  thread INTEGER NOT NULL\n"
-");\n"
-"CREATE TABLE args (\n"
-"  slice_id INTEGER NOT NULL REFERENCES slices(id),\n"
-"  key TEXT NOT NULL,\n"
-"  value                              -- no type: INTEGER, REAL or TEXT as recorded\n"
+"  thread INTEGER NOT NULL,\n"
+"  args TEXT                          -- JSON object of the event's arguments, or NULL\n"
 ");\n"
 "CREATE TABLE flows (\n"
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
@@ -63,10 +59,18 @@ const char trace_schema_sql[] =
 "  value REAL NOT NULL,\n"
 "  request INTEGER, step INTEGER,\n"
 "  clock TEXT NOT NULL                -- 'measured' or 'modeled'\n"
-");\n"
+");\n";
+
+/* Views: created on every open if missing, so a later hipath can add one
+ * without a version bump. */
+const char trace_views_sql[] =
+/* Each argument as a row, as version 1 stored them (its labs query this). */
+"CREATE VIEW IF NOT EXISTS args AS\n"
+"SELECT s.id AS slice_id, j.key AS key, j.value AS value\n"
+"FROM slices s, json_each(s.args) j WHERE s.args IS NOT NULL;\n"
 "\n"
 /* Top-level (depth 0) slices only, so nested slices are not counted twice. */
-"CREATE VIEW v_layer_time AS\n"
+"CREATE VIEW IF NOT EXISTS v_layer_time AS\n"
 "SELECT s.run_id, s.layer, l.name AS layer_name, s.direction, s.clock,\n"
 "       COUNT(*) AS n, SUM(s.dur_ns) AS total_ns, AVG(s.dur_ns) AS mean_ns\n"
 "FROM slices s JOIN layers l ON l.id = s.layer\n"
@@ -74,21 +78,20 @@ const char trace_schema_sql[] =
 "GROUP BY s.run_id, s.layer, s.direction, s.clock;\n"
 "\n"
 /* flops / ns = GFLOP/s and bytes / ns = GB/s, over the slices carrying the arg. */
-"CREATE VIEW v_kernel_time AS\n"
-"SELECT s.run_id, s.layer, s.name, s.clock,\n"
-"       COUNT(*) AS n, SUM(s.dur_ns) AS total_ns, AVG(s.dur_ns) AS mean_ns,\n"
-"       MIN(s.dur_ns) AS min_ns, MAX(s.dur_ns) AS max_ns,\n"
-"       SUM(f.value) AS flops, SUM(b.value) AS bytes,\n"
-"       SUM(f.value) / SUM(CASE WHEN f.value IS NOT NULL THEN 1.0 * s.dur_ns END) AS gflop_per_s,\n"
-"       SUM(b.value) / SUM(CASE WHEN b.value IS NOT NULL THEN 1.0 * s.dur_ns END) AS gbyte_per_s\n"
-"FROM slices s\n"
-"LEFT JOIN args f ON f.slice_id = s.id AND f.key = 'flops'\n"
-"LEFT JOIN args b ON b.slice_id = s.id AND b.key = 'bytes'\n"
-"WHERE s.kind = 'slice' AND s.layer IN (1, 3) AND s.dur_ns IS NOT NULL\n"
-"GROUP BY s.run_id, s.layer, s.name, s.clock;\n"
+"CREATE VIEW IF NOT EXISTS v_kernel_time AS\n"
+"WITH k AS (\n"
+"  SELECT run_id, layer, name, clock, dur_ns, json_extract(args, '$.flops') AS flops,\n"
+"         json_extract(args, '$.bytes') AS bytes\n"
+"  FROM slices WHERE kind = 'slice' AND layer IN (1, 3) AND dur_ns IS NOT NULL)\n"
+"SELECT run_id, layer, name, clock,\n"
+"       COUNT(*) AS n, SUM(dur_ns) AS total_ns, AVG(dur_ns) AS mean_ns,\n"
+"       MIN(dur_ns) AS min_ns, MAX(dur_ns) AS max_ns, SUM(flops) AS flops, SUM(bytes) AS bytes,\n"
+"       SUM(flops) / SUM(CASE WHEN flops IS NOT NULL THEN 1.0 * dur_ns END) AS gflop_per_s,\n"
+"       SUM(bytes) / SUM(CASE WHEN bytes IS NOT NULL THEN 1.0 * dur_ns END) AS gbyte_per_s\n"
+"FROM k GROUP BY run_id, layer, name, clock;\n"
 "\n"
 /* since_start_ns: start relative to the request's first slice. */
-"CREATE VIEW v_critical_path AS\n"
+"CREATE VIEW IF NOT EXISTS v_critical_path AS\n"
 "SELECT s.run_id, s.request,\n"
 "       ROW_NUMBER() OVER w AS seq,\n"
 "       s.ts_ns, s.dur_ns, s.ts_ns + s.dur_ns AS end_ns,\n"
@@ -102,7 +105,7 @@ const char trace_schema_sql[] =
 /* Request = slice 'request' on layer 8; one instant 'token' on layer 8 per
  * output token. TTFT = first token - request start; TPOT = mean gap between
  * consecutive tokens. */
-"CREATE VIEW v_request_latency AS\n"
+"CREATE VIEW IF NOT EXISTS v_request_latency AS\n"
 "WITH r AS (\n"
 "  SELECT run_id, request, MIN(ts_ns) AS start_ns, MAX(ts_ns + dur_ns) AS end_ns\n"
 "  FROM slices WHERE layer = 8 AND kind = 'slice' AND name = 'request'\n"
@@ -115,46 +118,31 @@ const char trace_schema_sql[] =
 "       t.first_ns - r.start_ns AS ttft_ns,\n"
 "       CASE WHEN t.n_tokens > 1 THEN (t.last_ns - t.first_ns) / (t.n_tokens - 1.0) END AS tpot_ns,\n"
 "       r.end_ns - r.start_ns AS e2e_ns\n"
-"FROM r LEFT JOIN t ON t.run_id = r.run_id AND t.request = r.request;\n";
-
-/* The secondary indexes, part of version 1. A new file gets them when its
- * first run closes: building an index once costs less than updating it at
- * every row, and the work moves out of the run being measured. A file that
- * already has rows gets them when it is opened, so a first run that was
- * killed before closing leaves them to the next open. */
-const char trace_index_sql[] =
-"CREATE INDEX IF NOT EXISTS slices_layer_name ON slices(run_id, layer, name);\n"
-"CREATE INDEX IF NOT EXISTS slices_request_ts ON slices(run_id, request, ts_ns);\n"
-"CREATE INDEX IF NOT EXISTS args_slice_key ON args(slice_id, key);\n"
-"CREATE INDEX IF NOT EXISTS counters_name_ts ON counters(run_id, name, ts_ns);\n";
-
-/* Views added after version 1 went out: created on every open if missing,
- * so older version-1 files gain them and nothing else changes. */
-const char trace_views_sql[] =
+"FROM r LEFT JOIN t ON t.run_id = r.run_id AND t.request = r.request;\n"
+"\n"
 /* Engine steps (layer 6) with their batch and what layers 4, 3 and 1 did in
  * them: op FLOPs and bytes, kernel launches, device time (modeled on sim). */
 "CREATE VIEW IF NOT EXISTS v_steps AS\n"
 "WITH op AS (\n"
-"  SELECT s.run_id, s.step, SUM(CASE a.key WHEN 'flops' THEN a.value END) AS op_flops,\n"
-"         SUM(CASE a.key WHEN 'bytes' THEN a.value END) AS op_bytes,\n"
-"         SUM(CASE a.key WHEN 'weight_bytes' THEN a.value END) AS weight_bytes,\n"
-"         SUM(CASE WHEN a.key = 'bytes' AND s.name = 'attention' THEN a.value END) AS attention_bytes,\n"
-"         COUNT(DISTINCT s.id) AS n_ops\n"
-"  FROM slices s JOIN args a ON a.slice_id = s.id\n"
-"  WHERE s.layer = 4 AND s.direction = 'down' AND s.step IS NOT NULL GROUP BY s.run_id, s.step),\n"
+"  SELECT run_id, step, SUM(json_extract(args, '$.flops')) AS op_flops,\n"
+"         SUM(json_extract(args, '$.bytes')) AS op_bytes,\n"
+"         SUM(json_extract(args, '$.weight_bytes')) AS weight_bytes,\n"
+"         SUM(CASE WHEN name = 'attention' THEN json_extract(args, '$.bytes') END) AS attention_bytes,\n"
+"         COUNT(*) AS n_ops\n"
+"  FROM slices WHERE layer = 4 AND direction = 'down' AND step IS NOT NULL AND args IS NOT NULL\n"
+"  GROUP BY run_id, step),\n"
 "dev AS (\n"
 "  SELECT run_id, step, SUM(CASE WHEN layer = 1 THEN dur_ns END) AS gpu_ns,\n"
 "         SUM(layer = 1) AS n_device, SUM(layer = 3) AS n_launches\n"
 "  FROM slices WHERE layer IN (1, 3) AND kind = 'slice' AND step IS NOT NULL GROUP BY run_id, step),\n"
 "st AS (\n"
-"  SELECT s.run_id, s.id AS slice_id, s.step, s.ts_ns, s.dur_ns,\n"
-"         MAX(CASE a.key WHEN 'n_prefill' THEN a.value END) AS n_prefill,\n"
-"         MAX(CASE a.key WHEN 'n_decode' THEN a.value END) AS n_decode,\n"
-"         MAX(CASE a.key WHEN 'tokens' THEN a.value END) AS tokens,\n"
-"         MAX(CASE a.key WHEN 'requests' THEN a.value END) AS requests,\n"
-"         MAX(CASE a.key WHEN 'kv_blocks_used' THEN a.value END) AS kv_blocks_used\n"
-"  FROM slices s JOIN args a ON a.slice_id = s.id\n"
-"  WHERE s.layer = 6 AND s.name = 'step' AND s.kind = 'slice' GROUP BY s.id)\n"
+"  SELECT run_id, id AS slice_id, step, ts_ns, dur_ns,\n"
+"         json_extract(args, '$.n_prefill') AS n_prefill,\n"
+"         json_extract(args, '$.n_decode') AS n_decode,\n"
+"         json_extract(args, '$.tokens') AS tokens,\n"
+"         json_extract(args, '$.requests') AS requests,\n"
+"         json_extract(args, '$.kv_blocks_used') AS kv_blocks_used\n"
+"  FROM slices WHERE layer = 6 AND name = 'step' AND kind = 'slice' AND args IS NOT NULL)\n"
 "SELECT st.*, op.n_ops, op.op_flops, op.op_bytes, op.weight_bytes, op.attention_bytes,\n"
 "       dev.n_launches, dev.n_device, dev.gpu_ns\n"
 "FROM st LEFT JOIN op ON op.run_id = st.run_id AND op.step = st.step\n"
@@ -162,10 +150,31 @@ const char trace_views_sql[] =
 "\n"
 /* Layer-4 operators, totals by name (both directions: 'sample' goes up). */
 "CREATE VIEW IF NOT EXISTS v_op_time AS\n"
-"SELECT s.run_id, s.name, s.direction, s.clock, COUNT(*) AS n, SUM(s.dur_ns) AS total_ns,\n"
-"       AVG(s.dur_ns) AS mean_ns, SUM(f.value) AS flops, SUM(b.value) AS bytes\n"
-"FROM slices s\n"
-"LEFT JOIN args f ON f.slice_id = s.id AND f.key = 'flops'\n"
-"LEFT JOIN args b ON b.slice_id = s.id AND b.key = 'bytes'\n"
-"WHERE s.layer = 4 AND s.kind = 'slice' AND s.dur_ns IS NOT NULL\n"
-"GROUP BY s.run_id, s.name, s.direction, s.clock;\n";
+"SELECT run_id, name, direction, clock, COUNT(*) AS n, SUM(dur_ns) AS total_ns,\n"
+"       AVG(dur_ns) AS mean_ns, SUM(json_extract(args, '$.flops')) AS flops,\n"
+"       SUM(json_extract(args, '$.bytes')) AS bytes\n"
+"FROM slices WHERE layer = 4 AND kind = 'slice' AND dur_ns IS NOT NULL\n"
+"GROUP BY run_id, name, direction, clock;\n";
+
+/* The secondary indexes. A new file gets them when its first run closes:
+ * building an index once costs less than updating it at every row, and the
+ * work moves out of the run being measured. A file that already has rows
+ * gets them when it is opened, so a first run that was killed before
+ * closing leaves them to the next open. */
+const char trace_index_sql[] =
+"CREATE INDEX IF NOT EXISTS slices_layer_name ON slices(run_id, layer, name);\n"
+"CREATE INDEX IF NOT EXISTS slices_request_ts ON slices(run_id, request, ts_ns);\n"
+"CREATE INDEX IF NOT EXISTS counters_name_ts ON counters(run_id, name, ts_ns);\n";
+
+/* Version 1 kept one row per argument in a table `args`; version 2 keeps
+ * them as JSON on the slice (one row per event is most of the cost of
+ * writing a trace) and `args` is a view. The views are dropped here and
+ * made again from trace_views_sql; all of it in the caller's transaction. */
+const char trace_migrate_v1_sql[] =
+"DROP VIEW IF EXISTS v_layer_time; DROP VIEW IF EXISTS v_kernel_time;\n"
+"DROP VIEW IF EXISTS v_critical_path; DROP VIEW IF EXISTS v_request_latency;\n"
+"DROP VIEW IF EXISTS v_steps; DROP VIEW IF EXISTS v_op_time;\n"
+"ALTER TABLE slices ADD COLUMN args TEXT;\n"
+"UPDATE slices SET args = (SELECT json_group_object(key, value) FROM args WHERE slice_id = slices.id)\n"
+"  WHERE id IN (SELECT slice_id FROM args);\n"
+"DROP TABLE args;\n";

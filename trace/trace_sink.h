@@ -9,12 +9,13 @@
 
 #include "trace/trace.h"
 
-#define TRACE_MAX_FLOWS 8  /* pending flow ids per direction per thread */
+#define TRACE_MAX_FLOWS 256  /* pending flow ids per direction per thread: a step can
+                              * take the flows of this many newly admitted requests */
 
 /* EV_TRACK names the child track (w.layer, w.track) `name`. */
 enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_PAD };
 
-typedef struct {
+typedef struct trace_event {
     int kind;                 /* enum trace_kind */
     trace_where w;
     int thread;               /* registration index of the recording thread */
@@ -25,8 +26,10 @@ typedef struct {
     int nargs;
     trace_arg args[TRACE_MAX_ARGS];
     int nout, nin;            /* flows leaving / ending at this slice */
-    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
+    const uint64_t *out, *in; /* nout and nin flow ids */
     int64_t *row;             /* EV_BEGIN: sink stores its id; EV_END: reads it */
+    const struct trace_event *end; /* EV_BEGIN: its end, when already recorded (else NULL) */
+    int stored;               /* EV_END: the SQLite sink stored the slice whole at its begin */
 } trace_event;
 
 const char *trace_dir_name(int dir);     /* "none", "down", "up" */
@@ -52,6 +55,7 @@ int  tpf_close(tpf *pf, char *err, int errlen);
 extern const char trace_schema_sql[];
 extern const char trace_index_sql[];   /* CREATE INDEX IF NOT EXISTS: at close, or open if not new */
 extern const char trace_views_sql[];   /* CREATE VIEW IF NOT EXISTS, run on every open */
-#define TRACE_SCHEMA_VERSION 1
+extern const char trace_migrate_v1_sql[];  /* version 1 -> this version, in the caller's transaction */
+#define TRACE_SCHEMA_VERSION 2
 
 #endif

@@ -15,6 +15,10 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/perfetto_trace.pb-c.h"
 #include "trace/trace.h"
 
 #define N_BULK 60000  /* > one ring's worth, so the recording thread flushes itself */
@@ -171,7 +176,7 @@ static void test_two_threads(void **state)
     assert_int_equal(sqlite3_open(path("t.db"), &db), SQLITE_OK);
     assert_string_equal(qs(db, "PRAGMA integrity_check"), "ok");
     assert_string_equal(qs(db, "PRAGMA journal_mode"), "wal");
-    assert_int_equal(q(db, "PRAGMA user_version"), 1);
+    assert_int_equal(q(db, "PRAGMA user_version"), 2);
     assert_int_equal(q(db, "SELECT count(*) FROM layers"), 8);
     assert_string_equal(qs(db, "SELECT name FROM layers WHERE id = 6"), "scheduler");
     /* runs */
@@ -195,8 +200,8 @@ static void test_two_threads(void **state)
     /* args: types and copied strings; args given at end land on the slice */
     assert_string_equal(qs(db, "SELECT group_concat(key || '=' || typeof(value) || ':' || value, ',')"
                                " FROM (SELECT a.* FROM args a JOIN slices s ON s.id = a.slice_id"
-                               " WHERE s.name = 'tensor' ORDER BY a.rowid)"),
-                        "answer=integer:42,ratio=real:0.5,label=text:before");
+                               " WHERE s.name = 'tensor' ORDER BY a.key)"),
+                        "answer=integer:42,label=text:before,ratio=real:0.5");
     assert_int_equal(q(db, "SELECT a.value FROM args a JOIN slices s ON s.id = a.slice_id"
                            " WHERE s.name = 'tokenize' AND a.key = 'n_tokens'"), 3);
     /* the flow goes from tokenize (main thread) to schedule (worker) */
@@ -312,6 +317,121 @@ static void test_schema_refusal(void **state)
         assert_memory_equal(before, after, n);
         unlink(p);
     }
+}
+
+/* A version-1 file (one row per argument in a table `args`) is moved to
+ * version 2 in place: its old args read back through the `args` view and
+ * the views, and the new run lands next to the old one. */
+static void test_schema_migration(void **state)
+{
+    (void)state;
+    const char *p = path("v1.db");
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+        "PRAGMA journal_mode=WAL;"
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, command TEXT, model TEXT, device TEXT, clock_domain TEXT,"
+        "  started_at TEXT NOT NULL, started_unix_ns INTEGER NOT NULL, ended_at TEXT, pid INTEGER,"
+        "  hipath_git_rev TEXT NOT NULL);"
+        "CREATE TABLE layers (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+        "INSERT INTO layers VALUES (1,'gpu'),(2,'runtime'),(3,'kernels'),(4,'ops'),"
+        "  (5,'tensor'),(6,'scheduler'),(7,'tokenizer'),(8,'client');"
+        "CREATE TABLE tracks (run_id INTEGER NOT NULL, layer INTEGER NOT NULL, track INTEGER NOT NULL,"
+        "  name TEXT NOT NULL, PRIMARY KEY (run_id, layer, track));"
+        "CREATE TABLE slices (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
+        "  dur_ns INTEGER, layer INTEGER NOT NULL, direction TEXT NOT NULL, name TEXT NOT NULL,"
+        "  request INTEGER, step INTEGER, clock TEXT NOT NULL, track INTEGER NOT NULL,"
+        "  depth INTEGER NOT NULL, kind TEXT NOT NULL, thread INTEGER NOT NULL);"
+        "CREATE TABLE args (slice_id INTEGER NOT NULL, key TEXT NOT NULL, value);"
+        "CREATE TABLE flows (run_id INTEGER NOT NULL, flow_id INTEGER NOT NULL, from_slice INTEGER,"
+        "  to_slice INTEGER, PRIMARY KEY (run_id, flow_id));"
+        "CREATE TABLE counters (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
+        "  layer INTEGER NOT NULL, track INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL,"
+        "  request INTEGER, step INTEGER, clock TEXT NOT NULL);"
+        "CREATE INDEX args_slice_key ON args(slice_id, key);"
+        "CREATE VIEW v_op_time AS SELECT s.name, SUM(f.value) AS flops FROM slices s"
+        "  LEFT JOIN args f ON f.slice_id = s.id AND f.key = 'flops' GROUP BY s.name;"
+        "INSERT INTO runs VALUES (1, 'old', 'm', 'cpu', 'host-monotonic', 'x', 0, 'y', 1, 'abc');"
+        "INSERT INTO slices VALUES (1, 1, 10, 5, 4, 'down', 'gemv', 1, 0, 'measured', 0, 0, 'slice', 0);"
+        "INSERT INTO slices VALUES (2, 1, 20, 5, 4, 'down', 'rmsnorm', 1, 0, 'measured', 0, 0, 'slice', 0);"
+        "INSERT INTO args VALUES (1, 'flops', 2000), (1, 'bytes', 400.5), (1, 'dtype', 'bf16');"
+        "PRAGMA user_version = 1;", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
+    char err[256] = "";
+    trace_run_info ri = info(p, NULL);
+    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
+    trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "gemv", 30, 5, 1, (trace_arg[]){ TA_INT("flops", 3000) });
+    assert_int_equal(trace_close(err, sizeof err), 0);
+
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    assert_string_equal(qs(db, "PRAGMA integrity_check"), "ok");
+    assert_int_equal(q(db, "PRAGMA user_version"), 2);
+    assert_string_equal(qs(db, "SELECT group_concat(key || '=' || typeof(value) || ':' || value, ',')"
+                               " FROM (SELECT * FROM args WHERE slice_id = 1 ORDER BY key)"),
+                        "bytes=real:400.5,dtype=text:bf16,flops=integer:2000");
+    assert_int_equal(q(db, "SELECT count(*) FROM args WHERE slice_id = 2"), 0);
+    assert_int_equal(q(db, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(q(db, "SELECT flops FROM v_op_time WHERE run_id = 1 AND name = 'gemv'"), 2000);
+    assert_int_equal(q(db, "SELECT flops FROM v_op_time WHERE run_id = 2 AND name = 'gemv'"), 3000);
+    sqlite3_close(db);
+}
+
+/* The disk fills up mid-run (here: a file size limit, which fails writes
+ * the way a full disk does): the run goes on, the trace says what it lost
+ * (trace_close fails with the reason), and both files stay readable: the
+ * database holds whole flushes, the .pftrace whole packets. */
+#define FULL_BYTES (192 << 10)
+static void test_disk_full(void **state)
+{
+    (void)state;
+    const char *db_path = path("full.db"), *pf_path = path("full.pftrace");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &(struct rlimit){ FULL_BYTES, FULL_BYTES });
+        char err[256] = "";
+        trace_run_info ri = info(db_path, pf_path);
+        if (trace_open(&ri, err, sizeof err)) _exit(10);
+        int failed = 0;
+        for (int batch = 0; batch < 40; batch++) {
+            for (int i = 0; i < 250; i++)
+                trace_instant(W(L_OPS, DIR_NONE, batch, 0), "fill", 2,
+                              (trace_arg[]){ TA_INT("batch", batch), TA_STR("pad", "0123456789abcdef0123456789") });
+            failed |= trace_flush(err, sizeof err) != 0;
+        }
+        if (!failed) _exit(11);
+        if (trace_close(err, sizeof err) == 0 || !strstr(err, "events were not written")) _exit(12);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+    assert_string_equal(qs(db, "PRAGMA integrity_check"), "ok");
+    double n = q(db, "SELECT count(*) FROM slices WHERE name = 'fill'");
+    assert_true(n >= 250 && n < 40 * 250);
+    /* whole flushes: every stored batch is complete */
+    assert_int_equal(q(db, "SELECT count(*) FROM (SELECT request FROM slices WHERE name = 'fill'"
+                           " GROUP BY request HAVING count(*) != 250)"), 0);
+    sqlite3_close(db);
+
+    struct stat st;
+    assert_int_equal(stat(pf_path, &st), 0);
+    assert_true(st.st_size > 0 && st.st_size <= FULL_BYTES);
+    static uint8_t buf[FULL_BYTES];
+    FILE *f = fopen(pf_path, "rb");
+    assert_non_null(f);
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, len, buf);
+    assert_non_null(t);   /* NULL: a packet cut short */
+    assert_true(t->n_packet > 8);
+    perfetto__protos__trace__free_unpacked(t, NULL);
 }
 
 static void test_unwritable(void **state)
@@ -430,6 +550,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_two_runs_one_db),
         cmocka_unit_test(test_short_lived_threads),
         cmocka_unit_test(test_schema_refusal),
+        cmocka_unit_test(test_schema_migration),
+        cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_unwritable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
