@@ -4,11 +4,12 @@
 # simulated GPU), median wall and CPU time of several runs each, alternating.
 #   sh bench/trace_overhead.sh [MODEL_DIR ...]      (RUNS=5 by default)
 # Default: models/tiny-hi and a random model with Qwen2.5-0.5B's shapes.
-# The traced wall time is split in two: the run itself (what the trace
-# measures; tracing distorts it by recording, and by the writer thread where
-# it takes a core from the engine) and trace_close at the end (writing out
-# what the idle-priority writer had not written yet, and building the
-# indexes). Also printed, from the last traced run: rows written, the
+# Two overheads: of the generation itself (`host_s` of --json: the engine's
+# work on the host clock, what the trace measures; tracing distorts it by
+# recording, and by the writer thread where it takes a core from the
+# engine), and of the whole process (which also opens the files and, in
+# trace_close, writes what the idle-priority writer had not written yet and
+# builds the indexes). Also printed, from the last traced run: rows written, the
 # writer's CPU time, and the engine steps' longest vs median duration (a
 # recording thread held up by trace writing shows as one long step).
 set -e
@@ -16,9 +17,9 @@ cd "$(dirname "$0")/.."
 M05=build/bench/qwen2.5-0.5b
 [ $# -gt 0 ] || { [ -f $M05/model.safetensors ] || python3 bench/make_random_model.py $M05 >/dev/null; set -- models/tiny-hi $M05; }
 python3 - "$@" <<'PY'
-import os, re, resource, sqlite3, statistics, subprocess, sys, time
+import json, os, re, resource, sqlite3, statistics, subprocess, sys, time
 def gen(model, trace):
-    cmd = ["build/hipath", "generate", "--model", model, "--device", "sim:w7900", "--max-tokens", "32"]
+    cmd = ["build/hipath", "generate", "--model", model, "--device", "sim:w7900", "--max-tokens", "32", "--json"]
     cmd += ["--prompt", "What is a token?"] if os.path.exists(model + "/tokenizer.json") else ["--prompt-ids", "1,2,3,4,5,6,7,8"]
     if trace:
         for f in ("/tmp/ovh.db", "/tmp/ovh.db-wal", "/tmp/ovh.db-shm", "/tmp/ovh.pftrace"):
@@ -31,7 +32,8 @@ def gen(model, trace):
     for line in p.stderr.splitlines():
         if line.startswith("trace:"): print("  " + line)       # waits or losses, if any
     close = float(stats.group(2)) / 1e3 if stats else 0.0
-    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, wall - close, close, stats
+    host = json.loads(p.stdout)["host_s"]
+    return wall, r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, host, close, stats
 for model in sys.argv[1:]:
     gen(model, False)                                   # warm the page cache
     off, on = [], []
@@ -42,10 +44,10 @@ for model in sys.argv[1:]:
     steps = [r[0] for r in db.execute("SELECT dur_ns FROM slices WHERE layer = 6 AND name = 'step'")]
     med = lambda runs, i: statistics.median(x[i] for x in runs)
     a, ca, b, cb = med(off, 0), med(off, 1), med(on, 0), med(on, 1)
-    run_b, close_b = med(on, 2), med(on, 3)
+    ha, hb, close_b = med(off, 2), med(on, 2), med(on, 3)
     write_cpu = float(on[-1][4].group(1)) if on[-1][4] else float("nan")
-    print(f"{model}: wall off {a*1e3:.1f} ms, on {b*1e3:.1f} ms ({100*(b-a)/a:+.1f}%):"
-          f" the run {run_b*1e3:.1f} ms ({100*(run_b-a)/a:+.1f}%) + trace_close {close_b*1e3:.1f} ms;"
+    print(f"{model}: generation off {ha*1e3:.1f} ms, on {hb*1e3:.1f} ms ({100*(hb-ha)/ha:+.1f}%);"
+          f" process wall off {a*1e3:.1f} ms, on {b*1e3:.1f} ms ({100*(b-a)/a:+.1f}%), of which trace_close {close_b*1e3:.1f} ms;"
           f" cpu off {ca*1e3:.0f} ms, on {cb*1e3:.0f} ms ({100*(cb-ca)/ca:+.1f}%);"
           f" {rows} rows ({rows/b:.0f} rows/s of traced wall), writer CPU during the run {write_cpu:.0f} ms,"
           f" pftrace {os.path.getsize('/tmp/ovh.pftrace')/1e3:.0f} kB;"

@@ -168,7 +168,13 @@ int cmd_generate(int argc, char **argv) {
                   .top_logprobs = (int)top_logprobs, .n_stop = n_stop, .stop_ids = stop_ids,
                   .on_token = on_token, .user = &g };
     sampler_seed(&r.samp, seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL));
+    /* host_s: the generation on this host's clock, whatever the device's
+     * timeline says (bench/trace_overhead.sh compares it traced and not) */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (engine_generate(&e, &r, err, sizeof err)) { fail("%s", err); engine_free(&e); goto out; }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double host_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     engine_free(&e);
     if (g.tok) {
         char tail[16];
@@ -185,6 +191,7 @@ int cmd_generate(int argc, char **argv) {
         cJSON_AddItemToObject(j, "logprobs", g.logprobs);
         cJSON_AddNumberToObject(j, "prefill_s", r.prefill_s);
         cJSON_AddNumberToObject(j, "decode_s_per_token", per_token);
+        cJSON_AddNumberToObject(j, "host_s", host_s);
         g.ids = g.logprobs = NULL;
         char *s = cJSON_PrintUnformatted(j);
         puts(s);
