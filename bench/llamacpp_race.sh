@@ -4,6 +4,9 @@
 # decode tok/s, peak RSS (/usr/bin/time -v), the median of RUNS runs each.
 #
 #   sh bench/llamacpp_race.sh            THREADS=2 RUNS=5 N=64 by default
+#   HIPATH_ENV="GOMP_SPINCOUNT=1000" sh bench/llamacpp_race.sh
+#                                        extra environment for hipath alone
+#                                        (llama.cpp runs its own libgomp, spinning)
 #
 # llama.cpp comes from PyPI's llama-cpp-python (pinned below), compiled from
 # source into build/llamacpp-venv on first use (about 20 minutes on 2 cores).
@@ -21,6 +24,7 @@ PROMPT=${PROMPT:-"Write a short story about a robot who learns to paint."}
 VENV=${LLAMACPP_VENV:-build/llamacpp-venv}
 LLAMA_CPP_PYTHON=llama-cpp-python==0.3.16
 HIPATH=${HIPATH:-build/hipath}
+HIPATH_ENV=${HIPATH_ENV:-}
 OUT=build/race
 
 [ -x "$HIPATH" ] || { echo "$HIPATH is not built (run make)" >&2; exit 1; }
@@ -49,7 +53,7 @@ sys.argv = sys.argv[1:]
 runpy.run_path(sys.argv[0], run_name="__main__")'
 
 for r in $(seq "$RUNS"); do
-  OMP_NUM_THREADS=$THREADS /usr/bin/time -v "$HIPATH" generate --model "$MODEL" --prompt-ids "$IDS" \
+  env OMP_NUM_THREADS="$THREADS" $HIPATH_ENV /usr/bin/time -v "$HIPATH" generate --model "$MODEL" --prompt-ids "$IDS" \
     --max-tokens "$N" --temperature 0 --json > "$OUT/hipath.$r.json" 2> "$OUT/hipath.$r.time" || exit 1
   /usr/bin/time -v "$VENV/bin/python" bench/llamacpp_run.py "$MODEL" "$IDS" "$N" "$THREADS" \
     > "$OUT/llamacpp.$r.json" 2> "$OUT/llamacpp.$r.time" || { cat "$OUT/llamacpp.$r.time" >&2; exit 1; }

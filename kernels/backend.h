@@ -33,6 +33,12 @@ typedef struct {
                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
     void (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     void (*add)(const kcost *c, float *x, const float *y, int n);
+    /* The backend's own copy of a weight matrix, made once at load (the
+     * CPU's is block-quantized rows interleaved for its vector units);
+     * 0, or -1 when out of memory. NULL: the backend reads the weights as
+     * stored. release_weights frees every copy. */
+    int  (*prepare_weight)(const tensor *W);
+    void (*release_weights)(void);
 } backend;
 
 extern const backend backend_cpu;   /* kernels/cpu/backend_cpu.c */

@@ -18,4 +18,5 @@ static void attention(const kcost *c, float *out, const float *q, const kv_cache
 static void silu_mul(const kcost *c, float *g, const float *u, int n) { (void)c; k_silu_mul(g, u, n); }
 static void add(const kcost *c, float *x, const float *y, int n) { (void)c; k_add(x, y, n); }
 
-const backend backend_cpu = { "cpu", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add };
+const backend backend_cpu = { "cpu", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,
+                               k_pack, k_pack_reset };

@@ -8,6 +8,7 @@
  * all there is.
  */
 #include "kernels/backend.h"
+#include "kernels/cpu/kernels.h"
 #include "kernels/hip/geometry.h"
 #include "layers/gpu/sim.h"
 #include "layers/runtime/runtime.h"
@@ -76,4 +77,5 @@ static void add(const kcost *c, float *x, const float *y, int n) {
     emulated(t);
 }
 
-const backend backend_sim = { "sim", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add };
+const backend backend_sim = { "sim", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,
+                               k_pack, k_pack_reset };

@@ -1,5 +1,6 @@
 /* elementwise.c -- embedding, rmsnorm, rope, silu*mul, add. */
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/simd.h"
 #include <math.h>
 
 void k_embedding(float *x, const tensor *E, const int *ids, int T) {
@@ -36,7 +37,15 @@ void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float th
 }
 
 void k_silu_mul(float *g, const float *u, int n) {
-    for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    int i = 0;
+#ifdef __AVX2__
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(g + i);
+        __m256 s = _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1), exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(s, _mm256_loadu_ps(u + i)));
+    }
+#endif
+    for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
 void k_add(float *x, const float *y, int n) {

@@ -24,6 +24,16 @@ static kcost begin(const char *name, double flops, double bytes, int T) {
 }
 static void end(void) { trace_end(W(), 0, NULL); }
 
+int op_prepare_weight(const tensor *W) {
+    const backend *b = rt_backend();
+    return b->prepare_weight ? b->prepare_weight(W) : 0;
+}
+
+void op_release_weights(void) {
+    const backend *b = rt_backend();
+    if (b->release_weights) b->release_weights();
+}
+
 void op_embedding(float *x, const tensor *E, const int *ids, int T) {
     int launches = rt_device_now()->kind != RT_CPU;   /* cpu has no layer-3 launch to point at */
     uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch */

@@ -14,6 +14,11 @@
 /* Which request and step the following ops belong to (for the trace). */
 void ops_set_where(int64_t req, int64_t step);
 
+/* The backend's own copies of the weights: made once when a model is bound,
+ * freed with it (see backend.h's prepare_weight). 0, or -1: out of memory. */
+int  op_prepare_weight(const tensor *W);
+void op_release_weights(void);
+
 void op_embedding(float *x, const tensor *E, const int *ids, int T);
 void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
 /* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */

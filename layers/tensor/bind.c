@@ -3,6 +3,7 @@
  * Hugging Face name and check its shape against the config.
  */
 #include "layers/tensor/model.h"
+#include "layers/ops/ops.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,22 @@ static const float *need_vec(binder *b, const char *name, int64_t n) {
     m->small[m->nsmall++] = v;
     row_to_f32(v, t->data, t->dt, n);
     return v;
+}
+
+/* The backend's own copy of every matrix it wants one of (the CPU's: the
+ * block-quantized ones, rows interleaved for the vector units, in
+ * kernels/cpu/pack.c: the weights' size again in memory, for decode twice
+ * as fast). */
+static int prepare(const model *m, char *err, int errlen) {
+    op_release_weights();
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        const layer_weights *L = &m->w.layer[l];
+        const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down };
+        for (size_t i = 0; i < sizeof W / sizeof W[0]; i++)
+            if (op_prepare_weight(W[i])) { snprintf(err, errlen, "out of memory copying %s for the backend", W[i]->name); return -1; }
+    }
+    if (op_prepare_weight(m->w.lm_head)) { snprintf(err, errlen, "out of memory copying %s for the backend", m->w.lm_head->name); return -1; }
+    return 0;
 }
 
 #define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)
@@ -78,5 +95,5 @@ int model_bind(model *m, char *err, int errlen) {
              !(L->k_norm = need_vec(&b, NAME("%s.%d.self_attn.k_norm.weight", p, l), c->head_dim))))
             return -1;
     }
-    return 0;
+    return prepare(m, err, errlen);
 }

@@ -2,6 +2,7 @@
  * model.c -- layer 5: load a checkpoint and bind its tensors to the model.
  */
 #include "layers/tensor/model.h"
+#include "layers/ops/ops.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,7 @@ int model_load(model *m, const char *path, char *err, int errlen) {
 }
 
 void model_free(model *m) {
+    op_release_weights();
     for (int i = 0; i < m->nsmall; i++) free(m->small[i]);
     free(m->small);
     free(m->w.layer);

@@ -1,5 +1,6 @@
 /* test_matmul.c -- k_matmul on every weight dtype against a float64
- * product with the weights dequantized here, from the format's definition. */
+ * product with the weights dequantized here, from the format's definition;
+ * block formats both as the file stores them and packed (k_pack). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,9 +67,10 @@ static uint8_t *random_weights(dtype dt, int N, int K) {
     return w;
 }
 
-static void check(dtype dt, int T, int N, int K) {
+static void check_as(dtype dt, int T, int N, int K, int packed) {
     uint8_t *w = random_weights(dt, N, K);
     tensor W = { .name = "W", .dt = dt, .ndim = 2, .shape = { N, K }, .data = w, .nbytes = dtype_row_bytes(dt, K) * N };
+    if (packed) assert_int_equal(k_pack(&W), 0);
     float *x = malloc(sizeof(float) * T * K), *y = malloc(sizeof(float) * T * N), *b = malloc(sizeof(float) * N);
     for (int i = 0; i < T * K; i++) x[i] = (float)unif() * (i % 17 == 0 ? 40 : 1);   /* some outliers */
     for (int n = 0; n < N; n++) b[n] = (float)unif();
@@ -85,27 +87,36 @@ static void check(dtype dt, int T, int N, int K) {
             /* f32 accumulation; block formats also round x, per block of 32 */
             double tol = 1e-5 * mag + (dtype_block(dt) == 32 ? xerr : 0) + 1e-6;
             if (fabs(y[t * N + n] - ref) > tol)
-                fail_msg("%s T=%d N=%d K=%d: y[%d,%d] = %.7g, float64 says %.7g (tol %.2g)", dtype_name(dt), T, N, K, t, n,
-                         y[t * N + n], ref, tol);
+                fail_msg("%s%s T=%d N=%d K=%d: y[%d,%d] = %.7g, float64 says %.7g (tol %.2g)", dtype_name(dt),
+                         packed ? " packed" : "", T, N, K, t, n, y[t * N + n], ref, tol);
         }
+    k_pack_reset();
     free(w); free(x); free(y); free(b);
+}
+
+/* Block formats with rows a multiple of 16 go through both kernels. */
+static void check(dtype dt, int T, int N, int K) {
+    check_as(dt, T, N, K, 0);
+    if (dtype_block(dt) == 32 && N % 16 == 0) check_as(dt, T, N, K, 1);
 }
 
 static void every_dtype_and_shape(void **state) {
     (void)state;
     const dtype DTS[] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_1 };
-    const int TS[] = { 1, 3, 5, 9 }, NS[] = { 1, 3, 7, 13, 130 }, KS[] = { 32, 96, 256 };
+    const int TS[] = { 1, 3, 5, 9 }, NS[] = { 1, 3, 7, 13, 130, 16, 48 }, KS[] = { 32, 96, 256 };
     for (size_t d = 0; d < 6; d++)
         for (size_t t = 0; t < 4; t++)
-            for (size_t n = 0; n < 5; n++)
+            for (size_t n = 0; n < 7; n++)
                 for (size_t k = 0; k < 3; k++) check(DTS[d], TS[t], NS[n], KS[k]);
 }
 
 static void large_enough_to_run_in_parallel(void **state) {
     (void)state;
     check(DT_Q4_1, 1, 1024, 512);
+    check(DT_Q4_0, 1, 1024, 512);
     check(DT_BF16, 1, 1024, 512);
     check(DT_Q8_0, 6, 512, 512);
+    check(DT_Q4_1, 5, 512, 512);
     check(DT_F16, 6, 512, 512);
 }
 
