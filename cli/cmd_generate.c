@@ -27,6 +27,7 @@ static const char USAGE[] =
     "  --seed S             seed for sampling (default: from the clock)\n"
     "  --top-logprobs K     report the K most likely alternatives per token (0-20)\n"
     "  --device D           cpu (default), sim:PROFILE (e.g. sim:w7900), hip:N, or auto\n"
+    "  --jit                hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE      record a SQLite trace (and a Perfetto one: --perfetto FILE)\n"
     "  --perfetto FILE      record a Perfetto trace\n"
     "  --json               print one JSON object instead of the text\n";
@@ -112,7 +113,7 @@ int cmd_generate(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "prompt", 1, 0, 'p' }, { "prompt-ids", 1, 0, 'i' },
         { "max-tokens", 1, 0, 'n' }, { "temperature", 1, 0, 't' }, { "top-p", 1, 0, 'P' },
         { "top-k", 1, 0, 'k' }, { "seed", 1, 0, 's' }, { "top-logprobs", 1, 0, 'l' },
-        { "device", 1, 0, 'd' }, { "trace-db", 1, 0, 'D' }, { "perfetto", 1, 0, 'F' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "device", 1, 0, 'd' }, { "trace-db", 1, 0, 'D' }, { "perfetto", 1, 0, 'F' }, { "json", 0, 0, 'j' }, { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *model_path = NULL, *prompt = NULL, *prompt_ids = NULL, *device = "cpu",
                *db = NULL, *pftrace = NULL;
     long max_tokens = 64, top_k = 0, top_logprobs = 0, seed = -1;
@@ -135,6 +136,7 @@ int cmd_generate(int argc, char **argv) {
         case 'D': db = optarg; break;
         case 'F': pftrace = optarg; break;
         case 'j': json = 1; break;
+        case 'J': rt_jit(1); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

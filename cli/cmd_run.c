@@ -30,6 +30,7 @@ static const char USAGE[] =
     "  --seed S             seed for sampling\n"
     "  --kv-cache-mb M      KV-cache pool of the in-process server (default 64)\n"
     "  --device D           auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
+    "  --jit                hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE      SQLite trace (default traces/hipath.db)\n"
     "  --perfetto FILE      Perfetto trace (default traces/hipath-<timestamp>.pftrace)\n"
     "  --ignore-eos         generate --max-tokens tokens whatever is sampled (vLLM's ignore_eos)\n"
@@ -97,7 +98,7 @@ int cmd_run(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
-        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     const char *config = NULL, *dtype = "fp16";
     long max_tokens = 64, seed = -1;
@@ -120,6 +121,7 @@ int cmd_run(int argc, char **argv) {
         case 'A': analytic = 1; break;
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
+        case 'J': rt_jit(1); break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);

@@ -21,6 +21,7 @@ static const char USAGE[] =
     "  --kv-cache-mb M          KV-cache pool size in MiB (default 64)\n"
     "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
+    "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
     "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n";
 
@@ -29,7 +30,7 @@ int cmd_serve(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
-        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = NULL, *pftrace = NULL;
     server_opts o = { .host = "127.0.0.1", .port = 8000 };
     long v;
@@ -49,6 +50,7 @@ int cmd_serve(int argc, char **argv) {
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;
+        case 'J': rt_jit(1); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

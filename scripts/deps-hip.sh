@@ -1,7 +1,8 @@
 #!/bin/sh
 # The compilers for the HIP path, for `make hip-check` (CI) and
-# `make HIP=amd|nvidia`: Debian's hipcc (ROCm 5.2) and, where no CUDA
-# toolkit is installed, nvcc from PyPI's wheels. Only what is missing.
+# `make HIP=amd|nvidia`: Debian's hipcc (ROCm 5.2, hiprtc included) and,
+# where no CUDA toolkit is installed, nvcc and nvrtc (--jit) from PyPI's
+# wheels. Only what is missing.
 set -e
 missing=""
 for p in hipcc libamdhip64-dev llvm-15; do
@@ -17,4 +18,8 @@ fi
 if ! command -v nvcc >/dev/null && ! python3 -c 'import nvidia, os, sys; sys.exit(not os.path.exists(list(nvidia.__path__)[0] + "/cu13/bin/nvcc"))' 2>/dev/null; then
   echo "deps-hip: installing nvcc from PyPI"
   python3 -m pip install -q "nvidia-cuda-nvcc>=13,<14" "nvidia-cuda-runtime>=13,<14"
+fi
+if ! command -v nvcc >/dev/null && ! python3 -c 'import nvidia, os, sys; sys.exit(not os.path.exists(list(nvidia.__path__)[0] + "/cu13/lib/libnvrtc.so.13"))' 2>/dev/null; then
+  echo "deps-hip: installing nvrtc from PyPI"
+  python3 -m pip install -q "nvidia-cuda-nvrtc>=13,<14"
 fi

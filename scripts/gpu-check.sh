@@ -3,7 +3,8 @@
 # Qwen2.5-0.5B-shaped random model and SmolLM2-135M Q4_1 (GGUF) on hip:0,
 # compare greedy ids and logprobs with the CPU backend, and time prefill
 # and decode with each op's achieved bandwidth and FLOP/s against the
-# device's measured D2D copy bandwidth.   usage: scripts/gpu-check.sh [amd|nvidia]
+# device's measured D2D copy bandwidth; then the default model with --jit
+# (kernels compiled at run time), twice.   usage: scripts/gpu-check.sh [amd|nvidia]
 set -e
 cd "$(dirname "$0")/.."
 kind=${1:-$(command -v nvidia-smi >/dev/null 2>&1 && echo nvidia || echo amd)}
@@ -49,4 +50,26 @@ for op, calls, s, fl, by, gbs, gfs in sorted(rows, key=lambda r: -float(r[2])):
 sys.exit(0 if ok else 1)
 PY
 done
+# --jit: the kernels compiled at run time must give the built-in ones' ids;
+# the first run's trace shows jit_compile, the second's jit_cache_hit.
+export HIPATH_JIT_CACHE="$tmp/jit"
+for r in 1 2; do
+  $bin generate --model models/tiny-hi --prompt-ids "$PROMPT" --max-tokens 16 --json --device hip:0 --jit \
+    --trace-db "$tmp/jit$r.db" > "$tmp/jit$r.json"
+done
+$bin generate --model models/tiny-hi --prompt-ids "$PROMPT" --max-tokens 16 --json --device hip:0 > "$tmp/aot.json"
+python3 - "$tmp" <<'PY' || fail=1
+import json, sqlite3, sys
+tmp = sys.argv[1]
+ids = [json.load(open(f"{tmp}/{n}.json"))["ids"] for n in ("aot", "jit1", "jit2")]
+ok = ids[0] == ids[1] == ids[2]
+for r, want in ((1, "jit_compile"), (2, "jit_cache_hit")):
+    db = sqlite3.connect(f"{tmp}/jit{r}.db")
+    rows = db.execute("SELECT name, dur_ns FROM slices WHERE layer = 2 AND name IN "
+                      "('jit_compile', 'jit_cache_hit', 'code_object_load') ORDER BY ts_ns").fetchall()
+    ok &= [n for n, _ in rows] == [want, "code_object_load"]
+    print(f"--jit run {r}: " + ", ".join(f"{n} {d / 1e6:.1f} ms" for n, d in rows))
+print(f"--jit: greedy ids {'equal' if ids[0] == ids[1] == ids[2] else 'DIFFER'} to the built-in kernels' -> {'ok' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
+PY
 exit $fail

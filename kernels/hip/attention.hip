@@ -1,17 +1,9 @@
 /*
- * attention.hip -- KV append and causal attention against the paged cache.
- *
- * One wavefront per (query row, head); a workgroup holds att_rows(n) query
- * rows of one head (geometry.h) and walks the sequence one cache block at
- * a time: the block's K and V rows go into LDS once for all its wavefronts,
- * each wavefront scores its query against them (a butterfly sum per key)
- * and folds them into its running max m, sum l and output (online
- * softmax, as FlashAttention). Scores live in registers: the score matrix
- * is never written to device memory. Decode is the one-row case.
+ * attention.hip -- the launchers of attention_kernels.h, and the sequence's
+ * block table on the device.
  */
 #include "kernels/hip/hip_common.h"
-
-enum { MAX_PER_LANE = 8 };   /* head_dim / warpSize: 128 / 32 = 4, 256 / 32 = 8 */
+#include "kernels/hip/attention_kernels.h"
 
 /* The sequence's block table on the device, uploaded once per step. */
 static struct { int *dev; int cap; const int *host; int n; int64_t step; } bt;
@@ -29,73 +21,10 @@ static const int *block_table(const kv_seq *s, int64_t step) {
     return bt.dev;
 }
 
-__device__ inline size_t slot(const int *blocks, int l, int pos, int n_blocks_pool, int BS, int kv_dim) {
-    return (((size_t)l * n_blocks_pool + blocks[pos / BS]) * BS + pos % BS) * kv_dim;
-}
-
-__global__ void kv_append_kernel(float *K, float *V, const int *blocks, int l, int pos0, const float *k, const float *v,
-                                 int n_blocks_pool, int BS, int kv_dim) {
-    int i = blockIdx.x;
-    size_t o = slot(blocks, l, pos0 + i, n_blocks_pool, BS, kv_dim);
-    for (int e = threadIdx.x; e < kv_dim; e += blockDim.x) {
-        K[o + e] = k[(size_t)i * kv_dim + e];
-        V[o + e] = v[(size_t)i * kv_dim + e];
-    }
-}
-
 void hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     const int *blocks = block_table(s, c->step);
-    kdims d = geo_kv_append(n);
-    hip_launch_begin(c, "kv_append", (const void *)kv_append_kernel, d);
-    kv_append_kernel<<<d.grid, d.block, 0, hip_stream()>>>(kv->k, kv->v, blocks, l, pos0, k, v, kv->n_blocks, kv->block_size, kv->kv_dim);
-    hip_launch_end(c, "kv_append");
-}
-
-__global__ void attention_kernel(float *out, const float *q, const float *K, const float *V, const int *blocks, int l,
-                                 int pos0, int n, int n_heads, int group, int head_dim, int n_blocks_pool, int BS,
-                                 int kv_dim, int rows) {
-    extern __shared__ float tile[];                 /* K then V: [BS][head_dim] each */
-    float *Ks = tile, *Vs = tile + BS * head_dim;
-    int h = blockIdx.x % n_heads, i0 = (blockIdx.x / n_heads) * rows;
-    int w = threadIdx.x / warpSize, lane = threadIdx.x % warpSize, i = i0 + w;
-    int kvh = h / group, per = (head_dim + warpSize - 1) / warpSize;
-    int last = pos0 + min(i0 + rows, n) - 1;         /* the workgroup's furthest position */
-    int len = i < n ? pos0 + i + 1 : 0;              /* causal: this row sees keys 0..pos */
-    float scale = rsqrtf((float)head_dim), m = -INFINITY, lsum = 0, qr[MAX_PER_LANE], acc[MAX_PER_LANE];
-    for (int j = 0; j < per; j++) {
-        int e = lane + j * warpSize;
-        qr[j] = i < n && e < head_dim ? q[((size_t)i * n_heads + h) * head_dim + e] : 0.0f;
-        acc[j] = 0;
-    }
-    for (int p0 = 0; p0 <= last; p0 += BS) {
-        int nb = min(BS, last + 1 - p0);
-        for (int e = threadIdx.x; e < nb * head_dim; e += blockDim.x) {
-            size_t o = slot(blocks, l, p0 + e / head_dim, n_blocks_pool, BS, kv_dim) + kvh * head_dim + e % head_dim;
-            Ks[e] = K[o];
-            Vs[e] = V[o];
-        }
-        __syncthreads();
-        for (int j = 0; j < nb && p0 + j < len; j++) {
-            float d = 0;
-            for (int r = 0; r < per; r++) {
-                int e = lane + r * warpSize;
-                if (e < head_dim) d += qr[r] * Ks[j * head_dim + e];
-            }
-            float s = wave_sum(d) * scale, mn = fmaxf(m, s), r = expf(m - mn), p = expf(s - mn);
-            lsum = lsum * r + p;
-            for (int t = 0; t < per; t++) {
-                int e = lane + t * warpSize;
-                if (e < head_dim) acc[t] = acc[t] * r + p * Vs[j * head_dim + e];
-            }
-            m = mn;
-        }
-        __syncthreads();
-    }
-    if (i >= n) return;
-    for (int t = 0; t < per; t++) {
-        int e = lane + t * warpSize;
-        if (e < head_dim) out[((size_t)i * n_heads + h) * head_dim + e] = acc[t] / lsum;
-    }
+    launch(c, "kv_append", kv_append_kernel, geo_kv_append(n), 0,
+           kv->k, kv->v, blocks, l, pos0, k, v, kv->n_blocks, kv->block_size, kv->kv_dim);
 }
 
 void hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
@@ -106,8 +35,8 @@ void hip_attention(const kcost *c, float *out, const float *q, const kv_cache *k
     kdims d = geo_attention(n, n_heads, hip_wave());
     size_t lds = 2 * (size_t)kv->block_size * head_dim * sizeof(float);
     const char *name = n == 1 ? "attention_decode" : "attention_prefill";
-    hip_launch_begin(c, name, (const void *)attention_kernel, d);
-    attention_kernel<<<d.grid, d.block, lds, hip_stream()>>>(out, q, kv->k, kv->v, blocks, l, pos0, n, n_heads,
-        n_heads / n_kv_heads, head_dim, kv->n_blocks, kv->block_size, kv->kv_dim, att_rows(n));
-    hip_launch_end(c, name);
+    launch(c, name, attention_kernel, d, lds, out, q, kv->k, kv->v, blocks, l, pos0, n, n_heads,
+           n_heads / n_kv_heads, head_dim, kv->n_blocks, kv->block_size, kv->kv_dim, att_rows(n));
 }
+
+JIT_SOURCE(jit_attention, "kernels/hip/attention_kernels.h", ATTENTION_KERNELS)

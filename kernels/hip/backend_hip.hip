@@ -3,7 +3,8 @@
  * the stream, the device's wave size, and GPU events around each kernel.
  * Events are read when the host next waits on the stream (hip_drain, called
  * by the runtime's sync): each kernel becomes a measured layer-1 slice
- * placed back from the moment the wait ended.
+ * placed back from the moment the wait ended. With --jit, the launches go
+ * to the module layer 2 compiled at run time (hip_jit_*).
  */
 #include "kernels/hip/hip_common.h"
 extern "C" {
@@ -56,6 +57,38 @@ void hip_launch_end(const kcost *c, const char *kernel) {
     H.p[H.n].c = *c;
     H.n++;
     rt_launch_end(c);
+}
+
+/* --jit: one program of every kernel file's kernels; its functions, once loaded. */
+extern const jit_source jit_elementwise, jit_matmul, jit_attention;
+static const jit_source *const SRC[] = { &jit_elementwise, &jit_matmul, &jit_attention };
+static struct { hipFunction_t f[JIT_MAX_KERNELS]; int on; } J;
+
+int hip_jit_program(const char **header, int *n_header, const char **name) {
+    int n = 0;
+    *n_header = 0;
+    for (const jit_source *s : SRC) {
+        if (n + s->n > JIT_MAX_KERNELS) return -1;
+        header[(*n_header)++] = s->header;
+        for (int i = 0; i < s->n; i++) name[n++] = s->name[i];
+    }
+    return n;
+}
+
+void hip_jit_use(const hipFunction_t *f) {
+    int n = 0;
+    for (const jit_source *s : SRC) n += s->n;
+    for (int i = 0; i < n; i++) J.f[i] = f[i];
+    J.on = 1;
+}
+
+hipFunction_t hip_jit_function(const void *fn) {
+    if (!J.on) return NULL;
+    int k = 0;
+    for (const jit_source *s : SRC)
+        for (int i = 0; i < s->n; i++, k++)
+            if (s->fn[i] == fn) return J.f[k];
+    return NULL;
 }
 
 #ifndef __HIP_DEVICE_COMPILE__   /* a host table: clang's device pass must not see host functions */

@@ -3,7 +3,8 @@
  * (grid) of how many threads (block). One source for the HIP launchers and
  * for the simulator, so the simulated GPU runs the grids the real one
  * would. `wave` is the device's wavefront size (32 or 64), never assumed.
- * Plain C, included from C and from HIP C++.
+ * Plain C, included from C and from HIP C++; the kernels compiled at run
+ * time (--jit) see only the constants: nvrtc takes no host functions.
  */
 #ifndef HIPATH_GEOMETRY_H
 #define HIPATH_GEOMETRY_H
@@ -18,6 +19,7 @@ enum {
     ATT_ROWS = 4           /* prefill attention: query rows per workgroup */
 };
 
+#ifndef HIPATH_RTC
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 static inline kdims kd(int grid, int block) { kdims d; d.grid = grid; d.block = block; return d; }
 
@@ -33,5 +35,6 @@ static inline kdims geo_kv_append(int n) { return kd(n, EW_BLOCK); }
 static inline int att_rows(int n) { return n == 1 ? 1 : ATT_ROWS; }
 static inline kdims geo_attention(int n, int n_heads, int wave) { return kd(cdiv(n, att_rows(n)) * n_heads, att_rows(n) * wave); }
 static inline kdims geo_elementwise(int n) { return kd(cdiv(n, EW_BLOCK), EW_BLOCK); }
+#endif
 
 #endif

@@ -1,8 +1,8 @@
 /*
- * hip_common.h -- what every HIP kernel file includes: the HIP runtime (or
- * its CUDA mapping), hipath's C headers, error checks, weight loads (GGUF
- * blocks: quant.h) and wavefront reductions. Wavefront size is warpSize,
- * never a constant.
+ * hip_common.h -- what every HIP host file includes: the HIP runtime (or
+ * its CUDA mapping), hipath's C headers, the device basics (device.h),
+ * error checks, the launch, and the backend's functions. The kernels
+ * themselves are in the *_kernels.h device headers.
  */
 #ifndef HIPATH_HIP_COMMON_H
 #define HIPATH_HIP_COMMON_H
@@ -11,62 +11,18 @@
 #include "kernels/hip/hip_compat_cuda.h"
 #else
 #include <hip/hip_runtime.h>
-#include <hip/hip_fp16.h>
 #endif
-#include <stdint.h>
+#include "kernels/hip/device.h"
+#include "layers/runtime/hip/jit.h"
 
 extern "C" {
 #include "kernels/backend.h"
-#include "kernels/hip/geometry.h"
 #include "layers/runtime/runtime.h"
 }
-#include "kernels/hip/quant.h"
 
 /* Every HIP call and every launch is checked, and a failure names its layer. */
 #define HIP_CHECK(layer, call) do { hipError_t e_ = (call); \
     if (e_ != hipSuccess) rt_hip_fail((layer), #call, hipGetErrorString(e_), __FILE__, __LINE__); } while (0)
-#define LAUNCH_CHECK(name) HIP_CHECK(3, hipGetLastError())
-
-/* One weight as f32: the stored dtype is a template argument. */
-template <int DT> __device__ inline float wload(const void *w, int64_t i);
-template <> __device__ inline float wload<DT_F32>(const void *w, int64_t i) { return ((const float *)w)[i]; }
-template <> __device__ inline float wload<DT_BF16>(const void *w, int64_t i) {
-    return __uint_as_float((uint32_t)((const uint16_t *)w)[i] << 16);
-}
-template <> __device__ inline float wload<DT_F16>(const void *w, int64_t i) {
-    return __half2float(__ushort_as_half(((const uint16_t *)w)[i]));
-}
-template <> __device__ inline float wload<DT_Q8_0>(const void *w, int64_t i) { return qweight<DT_Q8_0>(w, i); }
-template <> __device__ inline float wload<DT_Q4_0>(const void *w, int64_t i) { return qweight<DT_Q4_0>(w, i); }
-template <> __device__ inline float wload<DT_Q4_1>(const void *w, int64_t i) { return qweight<DT_Q4_1>(w, i); }
-
-/* Lane i gets lane i ^ mask's v (CUDA needs the mask of lanes taking part). */
-__device__ inline float lane_xor(float v, int mask) {
-#ifdef HIPATH_CUDA
-    return __shfl_xor_sync(0xffffffffu, v, mask);
-#else
-    return __shfl_xor(v, mask);
-#endif
-}
-/* Sum over the lanes of one wavefront (butterfly: every lane gets it). */
-__device__ inline float wave_sum(float v) {
-    for (int o = warpSize / 2; o > 0; o >>= 1) v += lane_xor(v, o);
-    return v;
-}
-/* Sum over a workgroup; `part` is LDS for one float per wavefront. */
-__device__ inline float block_sum(float v, float *part) {
-    int lane = threadIdx.x % warpSize, w = threadIdx.x / warpSize, nw = (blockDim.x + warpSize - 1) / warpSize;
-    v = wave_sum(v);
-    if (lane == 0) part[w] = v;
-    __syncthreads();
-    v = threadIdx.x < (unsigned)nw ? part[threadIdx.x] : 0.0f;
-    if (w == 0) v = wave_sum(v);
-    if (threadIdx.x == 0) part[0] = v;
-    __syncthreads();
-    v = part[0];
-    __syncthreads();
-    return v;
-}
 
 /* backend_hip.hip: timing events around each launch, and the wave size. */
 void hip_launch_begin(const kcost *c, const char *kernel, const void *fn, kdims d);
@@ -75,6 +31,38 @@ int  hip_wave(void);
 hipStream_t hip_stream(void);
 void hip_backend_open(hipStream_t s, int wave);
 void hip_drain(void);   /* read the pending kernels' events (the host has waited) */
+
+/* --jit: each kernel file's kernels, by host stub and by name expression
+ * (JIT_SOURCE, from the X-macro list in its device header). backend_hip.hip
+ * lists the program (hip_jit_program) and, once runtime_hip.hip loaded the
+ * module, maps each stub to its function there (hip_jit_use). */
+typedef struct { const char *header; const void *const *fn; const char *const *name; int n; } jit_source;
+#define JIT_FN(...) (const void *)__VA_ARGS__,
+#define JIT_NAME(...) #__VA_ARGS__,
+#define JIT_SOURCE(var, header, LIST) \
+    static const void *const var##_fn[] = { LIST(JIT_FN) }; \
+    static const char *const var##_name[] = { LIST(JIT_NAME) }; \
+    extern const jit_source var = { header, var##_fn, var##_name, (int)(sizeof var##_fn / sizeof *var##_fn) };
+int  hip_jit_program(const char **header, int *n_header, const char **name);   /* the number of names */
+void hip_jit_use(const hipFunction_t *f);                                      /* in hip_jit_program's order */
+hipFunction_t hip_jit_function(const void *fn);                                /* NULL: no module, use fn */
+
+/* Launch fn on the stream: through the module --jit loaded when there is
+ * one, else fn's built-in code object (what <<<>>> does). The arguments
+ * become the kernel's parameter types P first: both take them by address. */
+template <typename... P> static void launch_args(const void *fn, kdims d, size_t lds, P... p) {
+    void *args[] = { (void *)&p... };
+    if (hipFunction_t f = hip_jit_function(fn))
+        HIP_CHECK(3, hipModuleLaunchKernel(f, d.grid, 1, 1, d.block, 1, 1, (unsigned)lds, hip_stream(), args, NULL));
+    else
+        HIP_CHECK(3, hipLaunchKernel(fn, dim3(d.grid), dim3(d.block), args, lds, hip_stream()));
+}
+template <typename... P, typename... A>
+static void launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
+    hip_launch_begin(c, name, (const void *)fn, d);
+    launch_args<P...>((const void *)fn, d, lds, a...);
+    hip_launch_end(c, name);
+}
 
 /* The launchers, one per kernel file; backend_hip.hip puts them in the table. */
 void hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T);

@@ -7,7 +7,6 @@
 #define HIPATH_HIP_COMPAT_CUDA_H
 
 #include <cuda_runtime.h>
-#include <cuda_fp16.h>
 
 typedef cudaError_t hipError_t;
 typedef cudaStream_t hipStream_t;
@@ -42,5 +41,22 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipEventSynchronize      cudaEventSynchronize
 #define hipEventElapsedTime      cudaEventElapsedTime
 #define hipFuncGetAttributes     cudaFuncGetAttributes
+#define hipLaunchKernel          cudaLaunchKernel
+
+/* Modules (--jit): the runtime's libraries, which take PTX and finish it
+ * for the device; a library's kernel handle launches as a function would. */
+typedef cudaLibrary_t hipModule_t;
+typedef cudaKernel_t hipFunction_t;
+#define hipModuleGetFunction     cudaLibraryGetKernel
+#define hipModuleUnload          cudaLibraryUnload
+static inline cudaError_t hipModuleLoadData(cudaLibrary_t *m, const void *image) {
+    return cudaLibraryLoadData(m, image, NULL, NULL, 0, NULL, NULL, 0);
+}
+static inline cudaError_t hipModuleLaunchKernel(cudaKernel_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                                unsigned by, unsigned bz, unsigned lds, cudaStream_t s, void **args,
+                                                void **extra) {
+    (void)extra;
+    return cudaLaunchKernel((const void *)f, dim3(gx, gy, gz), dim3(bx, by, bz), args, lds, s);
+}
 
 #endif

@@ -9,20 +9,18 @@
  * The block sizes leave the quants only 2-byte (Q8_0, Q4_0) or 4-byte
  * (Q4_1) aligned, so a lane's load is one 32-bit word of quants; width
  * comes from the wavefront, whose lanes read consecutive words.
- * Included by hip_common.h. Host-callable too, so that
- * tests/check_hip_quant.sh runs this math on the CPU for both wave sizes.
+ * Included by device.h (HD: host-callable too, so that
+ * tests/check_hip_quant.sh runs this math on the CPU for both wave sizes).
  */
 #ifndef HIPATH_HIP_QUANT_H
 #define HIPATH_HIP_QUANT_H
-
-#define HD __host__ __device__
 
 template <int DT> struct qblock;   /* bytes a block; quants' offset; 32-bit words of quants; alignment */
 template <> struct qblock<DT_Q8_0> { enum { bytes = 34, qoff = 2, words = 8, align = 2 }; };
 template <> struct qblock<DT_Q4_0> { enum { bytes = 18, qoff = 2, words = 4, align = 2 }; };
 template <> struct qblock<DT_Q4_1> { enum { bytes = 20, qoff = 4, words = 4, align = 4 }; };
 
-HD inline float f16at(const uint8_t *p) { return __half2float(__ushort_as_half(*(const uint16_t *)p)); }
+HD inline float f16at(const uint8_t *p) { return half_to_float(*(const uint16_t *)p); }
 
 /* The block's d and m. */
 template <int DT> HD inline void qscale(const uint8_t *b, float *d, float *m) {
@@ -76,5 +74,4 @@ template <int DT> HD inline float qrow_lane(const uint8_t *row, const float *x, 
     return s;
 }
 
-#undef HD
 #endif

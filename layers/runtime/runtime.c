@@ -14,7 +14,7 @@ static void *host_alloc(size_t n) { return malloc(n ? n : 1); }
 static void host_copy(void *dst, const void *src, size_t n, int dir, int async) { (void)dir; (void)async; memcpy(dst, src, n); }
 static void host_sync(void) {}
 static void host_code_object(const void *k) { (void)k; }
-static const rt_driver HOST = { host_alloc, free, host_copy, host_sync, host_code_object };
+static const rt_driver HOST = { host_alloc, free, host_copy, host_sync, host_code_object, NULL };
 
 /* Analytic: an allocation is an address of its own that nothing reads (a
  * 28 GB model must not take 28 GB); a copy to the host delivers zeros,
@@ -28,7 +28,7 @@ static void none_copy(void *dst, const void *src, size_t n, int dir, int async) 
     (void)src; (void)async;
     if (dir == RT_D2H) memset(dst, 0, n);
 }
-static const rt_driver NONE = { none_alloc, none_free, none_copy, host_sync, host_code_object };
+static const rt_driver NONE = { none_alloc, none_free, none_copy, host_sync, host_code_object, NULL };
 
 typedef struct { void *p; size_t bytes; int purpose; } alloc_rec;
 typedef struct { const char *host; size_t bytes; char *dev; } map_rec;
@@ -42,7 +42,7 @@ static struct {
     alloc_rec *a; int na, capa;
     map_rec *m; int nm, capm;
     kstat *k; int nk, capk;
-    int loaded;
+    int loaded, jit;
 } R = { .dev = { .kind = RT_CPU, .name = "cpu" }, .drv = &HOST, .be = &backend_cpu };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
@@ -77,10 +77,14 @@ static int open_hip(int n, char *err, int errlen) {
 #endif
 }
 
+void rt_jit(int on) { R.jit = on; }
+
 int rt_select(const char *spec, char *err, int errlen) {
     long n;
     char *end;
     R.dev.analytic = 0;
+    if (R.jit && strncmp(spec, "hip:", 4) && strcmp(spec, "auto"))
+        fprintf(stderr, "hipath: --jit: device %s compiles no kernels; ignored\n", spec);
     if (!strcmp(spec, "cpu")) { R.dev.kind = RT_CPU; snprintf(R.dev.name, sizeof R.dev.name, "cpu"); R.drv = &HOST; R.be = &backend_cpu; return 0; }
     if (!strncmp(spec, "sim:", 4)) return open_sim(spec + 4, 0, err, errlen);
     if (!strncmp(spec, "analytic:", 9)) return open_sim(spec + 9, 1, err, errlen);
@@ -201,11 +205,36 @@ void rt_sync(int64_t step) {
     trace_end(W(step), 0, NULL);
 }
 
+/* --jit: the compile (or the cache hit) as a slice of its own, before the
+ * module load; a failure says why and keeps the built-in code objects. */
+static int jit(void) {
+    rt_jit_info j = { 0 };
+    char err[640];
+    uint64_t t0 = trace_now_ns();
+    if (R.drv->jit(&j, err, sizeof err)) {
+        fprintf(stderr, "hipath: layer 2 runtime: --jit: %s; using the built-in code objects\n", err);
+        return 0;
+    }
+    uint64_t dur = trace_now_ns() - t0;
+    if (j.hit) {
+        trace_arg a[] = { TA_STR("path", j.path), TA_STR("arch", R.dev.prof.arch), TA_STR("compiler", j.compiler),
+                          TA_DBL("code_bytes", (double)j.code_bytes), TA_INT("kernels", j.kernels) };
+        trace_slice(W(-1), "jit_cache_hit", t0, dur, 5, a);
+    } else {
+        trace_arg a[] = { TA_DBL("source_bytes", (double)j.source_bytes), TA_STR("arch", R.dev.prof.arch),
+                          TA_DBL("seconds", j.seconds), TA_STR("compiler", j.compiler),
+                          TA_DBL("code_bytes", (double)j.code_bytes), TA_INT("kernels", j.kernels), TA_STR("path", j.path) };
+        trace_slice(W(-1), "jit_compile", t0, dur, 7, a);
+    }
+    return 1;
+}
+
 void rt_code_object(const void *kernel) {
     if (R.loaded) return;
     R.loaded = 1;
-    trace_arg a[] = { TA_STR("device", R.dev.name), TA_STR("arch", R.dev.prof.arch) };
-    trace_begin(W(-1), "code_object_load", 2, a);
+    int jitted = R.jit && R.drv->jit && jit();
+    trace_arg a[] = { TA_STR("device", R.dev.name), TA_STR("arch", R.dev.prof.arch), TA_INT("jit", jitted) };
+    trace_begin(W(-1), "code_object_load", 3, a);
     R.drv->code_object(kernel);
     trace_end(W(-1), 0, NULL);
 }

@@ -13,6 +13,10 @@
  * bytes and direction. Weights stay where the loader mapped them; rt_map()
  * gives them a device copy and rt_dev() translates a host address inside
  * a mapped range into its device address.
+ *
+ * --jit (rt_jit before rt_select): on hip, the kernels are compiled at run
+ * time for the device (hiprtc/nvrtc, cached on disk: layers/runtime/hip/jit.h)
+ * instead of loaded from the code objects built into the binary.
  */
 #ifndef HIPATH_RUNTIME_H
 #define HIPATH_RUNTIME_H
@@ -41,6 +45,7 @@ typedef struct {
  * stderr. 0, or -1 with a one-line reason. */
 int  rt_select(const char *spec, char *err, int errlen);
 void rt_close(void);                   /* free the device; write kernel stats */
+void rt_jit(int on);                   /* --jit: compile the kernels at run time (hip only) */
 const rt_device *rt_device_now(void);
 const backend   *rt_backend(void);
 
@@ -75,13 +80,25 @@ void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint
 void rt_kernel_done(const char *op, double seconds, double flops, double bytes);
 void rt_kernel_stats(FILE *f);
 
-/* The driver under a GPU device: host memory for cpu and sim, HIP for hip. */
+/* What the JIT did, for the trace: compiled, or found in the cache. */
+typedef struct {
+    int hit;
+    double seconds;                    /* the compiler's time (a miss) */
+    size_t source_bytes, code_bytes;
+    int kernels;
+    const char *compiler, *path;       /* path: the cache file, "" if not written */
+} rt_jit_info;
+
+/* The driver under a GPU device: host memory for cpu and sim, HIP for hip.
+ * jit (hip only, else NULL) compiles or finds the kernels; code_object then
+ * loads that module instead of the built-in one. */
 typedef struct {
     void *(*alloc)(size_t bytes);
     void  (*free)(void *p);
     void  (*copy)(void *dst, const void *src, size_t bytes, int dir, int async);
     void  (*sync)(void);
     void  (*code_object)(const void *kernel);
+    int   (*jit)(rt_jit_info *j, char *err, int errlen);
 } rt_driver;
 /* Report a failed HIP call with the layer it belongs to, and exit. */
 void rt_hip_fail(int layer, const char *call, const char *why, const char *file, int line);
