@@ -6,11 +6,14 @@
  * writer of the ring's head; whoever drains the rings (holding the sink lock:
  * the flusher thread, or a caller of trace_flush) is the only writer of its
  * tail. So recording takes no lock and allocates nothing: the ring is
- * allocated once, when the thread first records. The flusher wakes every
- * FLUSH_PERIOD_NS, or early when a ring passes HIGH_WATER, and writes every
- * ring out in one transaction, so the recording threads never write files.
- * A thread whose ring is full waits for the flusher (counted in the stats),
- * so no event is lost.
+ * allocated once, when the thread first records. The flusher writes every
+ * ring out in one transaction, so the recording threads never write files,
+ * and it writes when the recorders are quiet: writing while they work slows
+ * what they measure (it takes cores, caches and memory bandwidth from a
+ * decode that needs them all), so a busy stretch is buffered and written
+ * after it. It writes early only when a ring passes HIGH_WATER, and when
+ * asked (trace_flush, trace_close). A thread whose ring is full waits for
+ * the flusher (counted in the stats), so no event is lost.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -26,10 +29,10 @@
 
 #include "trace/trace_sink.h"
 
-#define RING_BYTES  (32u << 20)       /* per thread: the backlog of a busy stretch */
-#define HIGH_WATER  (RING_BYTES / 4)  /* a backlog this big wakes the flusher early */
+#define RING_BYTES  (64u << 20)       /* per thread: the backlog of a busy stretch */
+#define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
 #define POPULATE    (4u << 20)        /* ring bytes given pages ahead of the recorder */
-#define FLUSH_PERIOD_NS 50000000      /* the flusher writes at least this often */
+#define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define MAX_THREADS 256
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer names and string args are cut */
@@ -324,23 +327,36 @@ static void kick(void)
         sem_post(&T.wake);
 }
 
+/* Events recorded so far, by all rings: unchanged over QUIET_NS means quiet. */
+static uint64_t heads(void)
+{
+    uint64_t sum = 0;
+    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
+    for (int i = 0; i < nthreads; i++) sum += atomic_load_explicit(&T.threads[i]->head, memory_order_relaxed);
+    return sum;
+}
+
 static void *flusher(void *arg)
 {
     (void)arg;
-    /* Write in the CPUs' idle time only: on a box whose cores all compute,
-     * a writer that takes a core from one of them holds up the others at
-     * the next barrier. A backlog waits for idle time, or for the flush. */
+    /* When it must write while the others work (a ring past HIGH_WATER), it
+     * takes only idle CPU time rather than a core from one of them. */
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
+    uint64_t seen = 0;
     while (!atomic_load(&T.stop)) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += FLUSH_PERIOD_NS;
+        until.tv_nsec += QUIET_NS;
         if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
-        sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until);
+        int asked = sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until) == 0;
         atomic_store(&T.kicked, 0);
+        uint64_t now = heads();
+        int quiet = now == seen;
+        seen = now;
+        if (!asked && !quiet) continue;
         char err[256];
         pthread_mutex_lock(&T.sink_lock);
-        /* one message per run: the same failure would repeat every period */
+        /* one message per run: the same failure would repeat every time */
         if (flush_locked(err, sizeof err) && !T.flush_failed++) fprintf(stderr, "trace: %s\n", err);
         pthread_mutex_unlock(&T.sink_lock);
     }
