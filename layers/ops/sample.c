@@ -25,8 +25,8 @@ void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, 
     /* log_softmax of the raw logits */
     float m = logits[0];
     for (int i = 1; i < vocab; i++) m = logits[i] > m ? logits[i] : m;
-    double z = 0;
-    for (int i = 0; i < vocab; i++) z += exp((double)logits[i] - m);
+    double z = 0;   /* float exp, double sum: the terms need 1e-7, the sum of 10^5 of them more */
+    for (int i = 0; i < vocab; i++) z += expf(logits[i] - m);
     float lse = m + (float)log(z);
 
     if (n_top > MAX_TOP_LOGPROBS) n_top = MAX_TOP_LOGPROBS;
