@@ -1,5 +1,6 @@
 /* sample.c -- temperature, top-k, top-p, and logprobs. */
 #include "layers/ops/sample.h"
+#include "kernels/cpu/kernels.h"
 #include "trace/trace.h"
 #include <math.h>
 #include <stdlib.h>
@@ -23,17 +24,13 @@ void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, 
                       TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab) };
     trace_begin(w, "sample", 5, a);
     /* log_softmax of the raw logits */
-    float m = logits[0];
-    for (int i = 1; i < vocab; i++) m = logits[i] > m ? logits[i] : m;
-    double z = 0;   /* float exp, double sum: the terms need 1e-7, the sum of 10^5 of them more */
-    for (int i = 0; i < vocab; i++) z += expf(logits[i] - m);
-    float lse = m + (float)log(z);
+    float m, lse = k_logsumexp(logits, vocab, &m);
 
     if (n_top > MAX_TOP_LOGPROBS) n_top = MAX_TOP_LOGPROBS;
     if (n_top > vocab) n_top = vocab;
     r->n_top = n_top;
     for (int j = 0; j < n_top; j++) r->top_id[j] = -1;
-    for (int i = 0; i < vocab; i++) {   /* insertion into a short sorted list */
+    for (int i = 0; n_top > 0 && i < vocab; i++) {   /* insertion into a short sorted list */
         int j = n_top;
         while (j > 0 && (r->top_id[j - 1] < 0 || logits[i] > logits[r->top_id[j - 1]])) j--;
         if (j >= n_top) continue;
@@ -44,25 +41,35 @@ void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, 
 
     int id = 0;
     if (s->temperature <= 0) {
-        for (int i = 1; i < vocab; i++) if (logits[i] > logits[id]) id = i;
+        while (id < vocab - 1 && logits[id] < m) id++;   /* greedy: the first of the largest */
     } else {
-        cand *c = (cand *)work;            /* 2*vocab floats hold vocab cands */
-        double sum = 0;
-        for (int i = 0; i < vocab; i++) { c[i].id = i; c[i].p = expf((logits[i] - m) / s->temperature); sum += c[i].p; }
-        for (int i = 0; i < vocab; i++) c[i].p = (float)(c[i].p / sum);
-        /* Sort only candidates that can be in the nucleus: any token with
-         * p < (1 - top_p) / (vocab - 1) cannot (llama2.c's trick). */
-        int n = 0;
-        float cut = s->top_p < 1 ? (1 - s->top_p) / (vocab - 1) : 0;
-        for (int i = 0; i < vocab; i++) if (c[i].p >= cut) c[n++] = c[i];
-        qsort(c, (size_t)n, sizeof *c, by_p_desc);
-        if (s->top_k > 0 && s->top_k < n) n = s->top_k;
-        double cum = 0;
-        int keep = n;
-        for (int i = 0; i < n; i++) { cum += c[i].p; if (s->top_p < 1 && cum >= s->top_p) { keep = i + 1; break; } }
-        float u = uniform01(s) * (float)cum, acc = 0;
-        id = c[keep - 1].id;
-        for (int i = 0; i < keep; i++) { acc += c[i].p; if (u < acc) { id = c[i].id; break; } }
+        float *p = work;                   /* work: 2*vocab floats */
+        double sum = k_exp_scaled(p, logits, vocab, m, 1 / s->temperature);
+        float u = uniform01(s);
+        if (s->top_p >= 1 && s->top_k <= 0) {
+            /* the whole distribution: no order needed, one pass */
+            double acc = 0, at = u * sum;
+            id = vocab - 1;
+            for (int i = 0; i < vocab; i++) { acc += p[i]; if (at < acc) { id = i; break; } }
+        } else {
+            /* (p, id) pairs in the same buffer, filled from the top: c[i]
+             * covers p[2i] and p[2i+1], which are read already */
+            cand *c = (cand *)work;
+            for (int i = vocab - 1; i >= 0; i--) c[i] = (cand){ .p = (float)(p[i] / sum), .id = i };
+            /* Sort only candidates that can be in the nucleus: any token with
+             * p < (1 - top_p) / (vocab - 1) cannot (llama2.c's trick). */
+            int n = 0;
+            float cut = s->top_p < 1 ? (1 - s->top_p) / (vocab - 1) : 0;
+            for (int i = 0; i < vocab; i++) if (c[i].p >= cut) c[n++] = c[i];
+            qsort(c, (size_t)n, sizeof *c, by_p_desc);
+            if (s->top_k > 0 && s->top_k < n) n = s->top_k;
+            double cum = 0;
+            int keep = n;
+            for (int i = 0; i < n; i++) { cum += c[i].p; if (s->top_p < 1 && cum >= s->top_p) { keep = i + 1; break; } }
+            float at = u * (float)cum, acc = 0;
+            id = c[keep - 1].id;
+            for (int i = 0; i < keep; i++) { acc += c[i].p; if (at < acc) { id = c[i].id; break; } }
+        }
     }
     r->id = id;
     r->logprob = logits[id] - lse;
