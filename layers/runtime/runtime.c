@@ -96,7 +96,8 @@ int rt_select(const char *spec, char *err, int errlen) {
         found = rt_hip_count() > 0 && !open_hip(0, err, errlen);
 #endif
         if (!found && open_sim("w7900", 0, err, errlen)) return -1;
-        fprintf(stderr, "hipath: device auto -> %s (%s)%s\n", R.dev.name, R.dev.prof.name, found ? "" : ", no HIP device");
+        fprintf(stderr, "hipath: device auto -> %s (%s)%s\n", R.dev.name, R.dev.prof.name,
+                found ? "" : R.jit ? ", no HIP device; --jit ignored" : ", no HIP device");
         return 0;
     }
     snprintf(err, errlen, "--device '%s': expected auto, cpu, hip:N, sim:PROFILE or analytic:PROFILE", spec);
