@@ -31,8 +31,10 @@
 
 #define RING_BYTES  (64u << 20)       /* per thread: the backlog of a busy stretch */
 #define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
-#define POPULATE    (4u << 20)        /* ring bytes given pages ahead of the recorder */
+#define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
+#define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
+#define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
 #define MAX_THREADS 256
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer names and string args are cut */
@@ -138,11 +140,13 @@ int trace_enabled(void)
     return atomic_load_explicit(&T.on, memory_order_relaxed);
 }
 
-/* A ring's pages are given to it ahead of the recorder (the first
- * POPULATE bytes now, the rest by the flusher as the head nears them), so
- * recording does not stop at a page fault the first time round the ring:
+/* A ring's pages are given to it ahead of the recorder (FIRST_PAGES when
+ * the thread enrolls; then, each time the flusher wakes, POPULATE bytes
+ * past the head of a thread that has used half of what it has), so a busy
+ * recorder does not stop at a page fault the first time round its ring:
  * at ~1 us a fault, every 4 KB of events in a run of dense small kernels
- * cost a few percent. MADV_POPULATE_WRITE maps pages without writing to
+ * cost a few percent. A server's connection threads record a few kB each:
+ * they keep FIRST_PAGES. MADV_POPULATE_WRITE maps pages without writing to
  * them, so it can run while the recorder writes; older kernels refuse it
  * and the recorder takes its faults as before. */
 static void populate(trace_thread *t, size_t upto)
@@ -292,11 +296,7 @@ static int flush_locked(char *err, int errlen)
     char why[256] = "";
     int rc = T.db ? tsql_begin(T.db, why, sizeof why) : 0;
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
-    for (int i = 0; i < nthreads; i++) {
-        trace_thread *t = T.threads[i];
-        n += drain(t);
-        populate(t, atomic_load_explicit(&t->head, memory_order_relaxed) + POPULATE);
-    }
+    for (int i = 0; i < nthreads; i++) n += drain(T.threads[i]);
     if (T.db && rc == 0) rc = tsql_commit(T.db, why, sizeof why);
     if (rc) atomic_fetch_add(&T.dropped, n);
     if (T.pf && tpf_commit(T.pf, rc ? NULL : why, sizeof why)) rc = -1;
@@ -327,6 +327,17 @@ static void kick(void)
         sem_post(&T.wake);
 }
 
+/* Rings whose recorder has used half its pages get POPULATE more. */
+static void populate_busy(void)
+{
+    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
+    for (int i = 0; i < nthreads; i++) {
+        trace_thread *t = T.threads[i];
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+        if (t->populated < RING_BYTES && head > t->populated / 2) populate(t, head + POPULATE);
+    }
+}
+
 /* Events recorded so far, by all rings: unchanged over QUIET_NS means quiet. */
 static uint64_t heads(void)
 {
@@ -342,18 +353,18 @@ static void *flusher(void *arg)
     /* When it must write while the others work (a ring past HIGH_WATER), it
      * takes only idle CPU time rather than a core from one of them. */
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
-    uint64_t seen = 0;
+    uint64_t seen = 0, changed = mono_ns();
     while (!atomic_load(&T.stop)) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += QUIET_NS;
+        until.tv_nsec += LOOK_NS;
         if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
         int asked = sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until) == 0;
         atomic_store(&T.kicked, 0);
-        uint64_t now = heads();
-        int quiet = now == seen;
-        seen = now;
-        if (!asked && !quiet) continue;
+        populate_busy();
+        uint64_t now = heads(), t = mono_ns();
+        if (now != seen) { seen = now; changed = t; }
+        if (!asked && (t - changed < QUIET_NS || !backlog())) continue;
         char err[256];
         pthread_mutex_lock(&T.sink_lock);
         /* one message per run: the same failure would repeat every time */
@@ -416,7 +427,7 @@ static trace_thread *enroll(void)
         memset(t, 0, sizeof *t);
         t->index = n;
         if ((t->ring = new_ring())) {
-            populate(t, POPULATE);
+            populate(t, FIRST_PAGES);
             T.threads[n] = t;
             atomic_store_explicit(&T.nthreads, n + 1, memory_order_release);
         } else {
