@@ -28,6 +28,7 @@ static const char USAGE[] =
     "  --top-logprobs K     report the K most likely alternatives per token (0-20)\n"
     "  --device D           cpu (default), sim:PROFILE (e.g. sim:w7900), hip:N, or auto\n"
     "  --jit                hip: compile the kernels at run time, cached (docs/timing.md)\n"
+    "  --ignore-eos         keep generating past the end-of-turn token, to --max-tokens\n"
     "  --trace-db FILE      record a SQLite trace (and a Perfetto one: --perfetto FILE)\n"
     "  --perfetto FILE      record a Perfetto trace\n"
     "  --json               print one JSON object instead of the text\n";
@@ -113,12 +114,12 @@ int cmd_generate(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "prompt", 1, 0, 'p' }, { "prompt-ids", 1, 0, 'i' },
         { "max-tokens", 1, 0, 'n' }, { "temperature", 1, 0, 't' }, { "top-p", 1, 0, 'P' },
         { "top-k", 1, 0, 'k' }, { "seed", 1, 0, 's' }, { "top-logprobs", 1, 0, 'l' },
-        { "device", 1, 0, 'd' }, { "trace-db", 1, 0, 'D' }, { "perfetto", 1, 0, 'F' }, { "json", 0, 0, 'j' }, { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "device", 1, 0, 'd' }, { "trace-db", 1, 0, 'D' }, { "perfetto", 1, 0, 'F' }, { "json", 0, 0, 'j' }, { "jit", 0, 0, 'J' }, { "ignore-eos", 0, 0, 'E' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *model_path = NULL, *prompt = NULL, *prompt_ids = NULL, *device = "cpu",
                *db = NULL, *pftrace = NULL;
     long max_tokens = 64, top_k = 0, top_logprobs = 0, seed = -1;
     double temperature = 0, top_p = 1;
-    int json = 0, o;
+    int json = 0, ignore_eos = 0, o;
     optind = 1;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
@@ -137,6 +138,7 @@ int cmd_generate(int argc, char **argv) {
         case 'F': pftrace = optarg; break;
         case 'j': json = 1; break;
         case 'J': rt_jit(1); break;
+        case 'E': ignore_eos = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -167,7 +169,7 @@ int cmd_generate(int argc, char **argv) {
     if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { fail("%s", err); goto out; }
     request r = { .id = REQ_ID, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
                   .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
-                  .top_logprobs = (int)top_logprobs, .n_stop = n_stop, .stop_ids = stop_ids,
+                  .top_logprobs = (int)top_logprobs, .n_stop = ignore_eos ? 0 : n_stop, .stop_ids = stop_ids,
                   .on_token = on_token, .user = &g };
     sampler_seed(&r.samp, seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL));
     /* host_s: the generation on this host's clock, whatever the device's
