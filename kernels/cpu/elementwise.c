@@ -55,6 +55,29 @@ void k_add(float *x, const float *y, int n) {
 
 /* e^x in float (2 ulp), summed in double: 10^5 terms of a vocabulary would
  * lose the last digits of a float sum. */
+double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t) {
+    double z = 0;
+    int i = 0;
+#ifdef __AVX2__
+    __m256d z0 = _mm256_setzero_pd(), z1 = z0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max)), _mm256_set1_ps(inv_t)));
+        if (p) _mm256_storeu_ps(p + i, e);
+        z0 = _mm256_add_pd(z0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        z1 = _mm256_add_pd(z1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double zl[4];
+    _mm256_storeu_pd(zl, _mm256_add_pd(z0, z1));
+    z = zl[0] + zl[1] + zl[2] + zl[3];
+#endif
+    for (; i < n; i++) {
+        float e = expf((x[i] - max) * inv_t);
+        if (p) p[i] = e;
+        z += e;
+    }
+    return z;
+}
+
 float k_logsumexp(const float *x, int n, float *max) {
     float m = x[0];
     int i = 0;
@@ -66,39 +89,6 @@ float k_logsumexp(const float *x, int n, float *max) {
     for (int j = 0; j < 8; j++) m = lanes[j] > m ? lanes[j] : m;
 #endif
     for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    double z = 0;
-    i = 0;
-#ifdef __AVX2__
-    __m256d z0 = _mm256_setzero_pd(), z1 = z0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(m)));
-        z0 = _mm256_add_pd(z0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        z1 = _mm256_add_pd(z1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    double zl[4];
-    _mm256_storeu_pd(zl, _mm256_add_pd(z0, z1));
-    z = zl[0] + zl[1] + zl[2] + zl[3];
-#endif
-    for (; i < n; i++) z += expf(x[i] - m);
     *max = m;
-    return m + (float)log(z);
-}
-
-double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t) {
-    double z = 0;
-    int i = 0;
-#ifdef __AVX2__
-    __m256d z0 = _mm256_setzero_pd(), z1 = z0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), _mm256_set1_ps(max)), _mm256_set1_ps(inv_t)));
-        _mm256_storeu_ps(p + i, e);
-        z0 = _mm256_add_pd(z0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-        z1 = _mm256_add_pd(z1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
-    }
-    double zl[4];
-    _mm256_storeu_pd(zl, _mm256_add_pd(z0, z1));
-    z = zl[0] + zl[1] + zl[2] + zl[3];
-#endif
-    for (; i < n; i++) z += p[i] = expf((x[i] - max) * inv_t);
-    return z;
+    return m + (float)log(k_exp_scaled(NULL, x, n, m, 1));
 }

@@ -48,7 +48,7 @@ void k_add(float *x, const float *y, int n);
  * Layer 4's sampler calls it on the host for the logits. */
 float k_logsumexp(const float *x, int n, float *max);
 /* p_i = e^((x_i - max) * inv_t), the sampler's unnormalised probabilities at
- * temperature 1/inv_t; returns their sum. */
+ * temperature 1/inv_t; returns their sum (p NULL: the sum alone). */
 double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t);
 
 #endif
