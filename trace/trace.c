@@ -117,12 +117,13 @@ static void seterr(char *err, int errlen, const char *fmt, ...)
 
 /* ---- the timeline ---- */
 
-static uint64_t mono_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 uint64_t trace_now_ns(void)
 {
@@ -281,18 +282,12 @@ static int backlog(void)
 }
 
 /* All rings, one SQLite transaction. Events of a failed transaction are
- * counted as dropped, and the first failure's reason is kept for close. */
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
+ * counted as dropped, and the first failure's reason is kept for close.
+ * flush_ns counts the CPU time of whichever thread writes. */
 static int flush_locked(char *err, int errlen)
 {
     if (!backlog()) return 0;
-    uint64_t start = thread_cpu_ns(), n = 0;
+    uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID), n = 0;
     char why[256] = "";
     int rc = T.db ? tsql_begin(T.db, why, sizeof why) : 0;
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
@@ -300,7 +295,7 @@ static int flush_locked(char *err, int errlen)
     if (T.db && rc == 0) rc = tsql_commit(T.db, why, sizeof why);
     if (rc) atomic_fetch_add(&T.dropped, n);
     if (T.pf && tpf_commit(T.pf, rc ? NULL : why, sizeof why)) rc = -1;
-    atomic_fetch_add(&T.flush_ns, thread_cpu_ns() - start);
+    atomic_fetch_add(&T.flush_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - start);
     atomic_fetch_add(&T.flushes, 1);
     if (rc) {
         if (!T.lost_why[0]) snprintf(T.lost_why, sizeof T.lost_why, "%s", why);
