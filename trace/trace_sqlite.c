@@ -89,13 +89,12 @@ static int check_schema(tsql *s, const char *path, int64_t *version, char *err, 
     int64_t tables = *version < 0 ? -1 : query_int(s, "SELECT count(*) FROM sqlite_master", err, errlen);
     if (*version < 0 || tables < 0) return -1;
     if ((*version == 0 && tables == 0) || *version == 1 || *version == TRACE_SCHEMA_VERSION) return 0;
-    int64_t v = *version;
-    if (v == 0)
+    if (*version == 0)
         snprintf(err, errlen, "%s: not a hipath trace database (tables but no schema version);"
                  " refusing to touch it", path);
     else
         snprintf(err, errlen, "%s: trace schema version %lld, this hipath writes version %d;"
-                 " use another file (it was not modified)", path, (long long)v,
+                 " use another file (it was not modified)", path, (long long)*version,
                  TRACE_SCHEMA_VERSION);
     return -1;
 }
