@@ -79,12 +79,10 @@ static int open_hip(int n, char *err, int errlen) {
 
 void rt_jit(int on) { R.jit = on; }
 
-int rt_select(const char *spec, char *err, int errlen) {
+static int select_device(const char *spec, char *err, int errlen) {
     long n;
     char *end;
     R.dev.analytic = 0;
-    if (R.jit && strncmp(spec, "hip:", 4) && strcmp(spec, "auto"))
-        fprintf(stderr, "hipath: --jit: device %s compiles no kernels; ignored\n", spec);
     if (!strcmp(spec, "cpu")) { R.dev.kind = RT_CPU; snprintf(R.dev.name, sizeof R.dev.name, "cpu"); R.drv = &HOST; R.be = &backend_cpu; return 0; }
     if (!strncmp(spec, "sim:", 4)) return open_sim(spec + 4, 0, err, errlen);
     if (!strncmp(spec, "analytic:", 9)) return open_sim(spec + 9, 1, err, errlen);
@@ -96,12 +94,18 @@ int rt_select(const char *spec, char *err, int errlen) {
         found = rt_hip_count() > 0 && !open_hip(0, err, errlen);
 #endif
         if (!found && open_sim("w7900", 0, err, errlen)) return -1;
-        fprintf(stderr, "hipath: device auto -> %s (%s)%s\n", R.dev.name, R.dev.prof.name,
-                found ? "" : R.jit ? ", no HIP device; --jit ignored" : ", no HIP device");
+        fprintf(stderr, "hipath: device auto -> %s (%s)%s\n", R.dev.name, R.dev.prof.name, found ? "" : ", no HIP device");
         return 0;
     }
     snprintf(err, errlen, "--device '%s': expected auto, cpu, hip:N, sim:PROFILE or analytic:PROFILE", spec);
     return -1;
+}
+
+int rt_select(const char *spec, char *err, int errlen) {
+    if (select_device(spec, err, errlen)) return -1;
+    if (R.jit && R.dev.kind != RT_HIP)
+        fprintf(stderr, "hipath: --jit: device %s compiles no kernels; ignored\n", R.dev.name);
+    return 0;
 }
 
 const rt_device *rt_device_now(void) { return &R.dev; }
