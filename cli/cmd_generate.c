@@ -174,11 +174,9 @@ int cmd_generate(int argc, char **argv) {
     sampler_seed(&r.samp, seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL));
     /* host_s: the generation on this host's clock, whatever the device's
      * timeline says (bench/trace_overhead.sh compares it traced and not) */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = host_seconds();
     if (engine_generate(&e, &r, err, sizeof err)) { fail("%s", err); engine_free(&e); goto out; }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double host_s = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    double host_s = host_seconds() - t0;
     engine_free(&e);
     if (g.tok) {
         char tail[16];

@@ -754,10 +754,9 @@ int cmd_lab(int argc, char **argv) {
     if (rt_select(L.device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return fail("%s", err); }
     snprintf(L.profile, sizeof L.profile, "%s", gpu_of(L.device));
     if (!strcmp(L.device, "auto")) L.device = rt_device_now()->name[0] == 'h' ? "hip:0" : "sim:w7900";
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = host_seconds();
     int rc = LABS[L.n - 1](&L);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = host_seconds() - t0;
     fclose(L.csv);
     cJSON *j = cJSON_CreateObject();
     gpu_profile g;
@@ -782,6 +781,6 @@ int cmd_lab(int argc, char **argv) {
     cJSON_Delete(j);
     curl_global_cleanup();
     fprintf(stderr, "\nlab %d: %s in %.1f s; %s/lab%d.{csv,json,db,pftrace}\n", L.n, rc ? "FAILED" : "done",
-            (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9, L.out, L.n);
+            seconds, L.out, L.n);
     return rc ? 1 : 0;
 }
