@@ -16,6 +16,8 @@ int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a whole decimal number / float; 0 on success. */
 int parse_int(const char *s, long lo, long hi, long *out);
 int parse_float(const char *s, double lo, double hi, double *out);
+/* mkdir -p of the folder holding path; 0 once it exists, else -1. */
+int cli_make_parent(const char *path);
 /* Seconds on this host's monotonic clock (not the trace's timeline). */
 double host_seconds(void);
 

@@ -740,9 +740,7 @@ int cmd_lab(int argc, char **argv) {
     L.n = (int)n;
     if (!L.out) { snprintf(out, sizeof out, "labs/out/lab%d", L.n); L.out = out; }
     char path[1100];
-    snprintf(path, sizeof path, "mkdir -p '%s'", L.out);
-    if (strchr(L.out, '\'') || system(path)) return fail("--out %s: cannot create the folder", L.out);
-    snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, L.n);
+    if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, L.n) >= (int)sizeof L.db || cli_make_parent(L.db)) return fail("--out %s: cannot create the folder", L.out);
     unlink(L.db);   /* each lab run starts a fresh database */
     snprintf(path, sizeof path, "%s/lab%d.csv", L.out, L.n);
     if (!(L.csv = fopen(path, "w"))) return fail("%s: cannot write", path);

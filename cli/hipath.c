@@ -48,12 +48,16 @@ int parse_float(const char *s, double lo, double hi, double *out) {
     return 0;
 }
 
-/* mkdir -p of the folder holding path. */
-static void make_parent(const char *path) {
+int cli_make_parent(const char *path) {
     char d[1024];
     snprintf(d, sizeof d, "%s", path);
     for (char *p = d + 1; *p; p++)
         if (*p == '/') { *p = 0; mkdir(d, 0755); *p = '/'; }
+    char *last = strrchr(d, '/');
+    if (!last || last == d) return 0;
+    *last = 0;
+    struct stat st;
+    return stat(d, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model) {
@@ -68,8 +72,8 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
         size_t n = strlen(cmdline);
         snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
     }
-    if (db) make_parent(db);
-    make_parent(*pftrace);
+    if (db) cli_make_parent(db);
+    cli_make_parent(*pftrace);
     const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
                             .device = d->name, .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
