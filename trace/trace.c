@@ -33,15 +33,18 @@
 #define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
 #define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
+#define OPENER_PAGES (8u << 20)       /* ... but the thread that opens the trace records most */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
 #define MAX_THREADS 256
 #define MAX_DEPTH   256   /* open slices per thread */
-#define MAX_STR     1024  /* longer names and string args are cut */
+#define MAX_STR     1024  /* longer copied strings are cut */
 #define LOOKAHEAD   64    /* records searched for a begin's end */
+#define PREFETCH    2048  /* ring bytes fetched ahead of the head */
 
 /* One record in a ring; after it: flow ids (out, then in), the args, then
- * the name and the string args, each NUL-terminated. */
+ * the copied string args (ARG_STR), each NUL-terminated. The name and
+ * ARG_LIT strings are kept by pointer: they outlive the trace. */
 typedef struct {
     uint32_t size;         /* bytes, this header included, multiple of 8 */
     uint8_t kind, nargs;
@@ -50,9 +53,11 @@ typedef struct {
     int8_t layer, dir, clock;
     int32_t track;
     int64_t req, step;
-    uint64_t ts, dur;
-    double value;
+    uint64_t ts;
+    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER */
+    const char *name;
 } record;
+typedef struct { uint64_t ts; double value; } sample;   /* after an EV_SERIES record */
 
 typedef struct {
     _Alignas(64) _Atomic uint64_t head;  /* owner thread writes */
@@ -146,7 +151,9 @@ int trace_enabled(void)
  * past the head of a thread that has used half of what it has), so a busy
  * recorder does not stop at a page fault the first time round its ring:
  * at ~1 us a fault, every 4 KB of events in a run of dense small kernels
- * cost a few percent. A server's connection threads record a few kB each:
+ * cost a few percent. The thread that opens the trace (in a CLI run, the
+ * one that runs the model) gets OPENER_PAGES at once, before it runs
+ * anything it traces. A server's connection threads record a few kB each:
  * they keep FIRST_PAGES. MADV_POPULATE_WRITE maps pages without writing to
  * them, so it can run while the recorder writes; older kernels refuse it
  * and the recorder takes its faults as before. */
@@ -176,9 +183,9 @@ static void decode(const trace_thread *t, const record *r, trace_event *e)
     e->thread = t->index;
     e->depth = 0;
     e->ts = r->ts;
-    e->dur = r->dur;
-    e->value = r->value;
-    e->nargs = r->nargs;
+    e->dur = r->kind == EV_SLICE ? r->dur : 0;
+    e->value = r->kind == EV_COUNTER ? r->value : 0;
+    e->nargs = r->kind == EV_SERIES ? 0 : r->nargs;   /* a series' nargs counts its samples */
     e->nout = r->nout;
     e->nin = r->nin;
     e->row = NULL;
@@ -188,10 +195,10 @@ static void decode(const trace_thread *t, const record *r, trace_event *e)
     e->out = (const uint64_t *)p; p += e->nout * sizeof(uint64_t);
     e->in = (const uint64_t *)p;  p += e->nin * sizeof(uint64_t);
     memcpy(e->args, p, e->nargs * sizeof(trace_arg)); p += e->nargs * sizeof(trace_arg);
-    e->name = (const char *)p;
-    p += strlen(e->name) + 1;
+    e->name = r->name;
     for (int i = 0; i < e->nargs; i++)
         if (e->args[i].type == ARG_STR) { e->args[i].s = (const char *)p; p += strlen(e->args[i].s) + 1; }
+        else if (e->args[i].type == ARG_LIT) e->args[i].type = ARG_STR;   /* the sinks see one kind of string */
 }
 
 /* The end of the slice that begins at pos, if it is among the next few
@@ -217,6 +224,8 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
     trace_event e, end;
     decode(t, r, &e);
     if (e.kind == EV_TRACK) {
+        e.name = e.args[0].s;
+        e.nargs = 0;
         if (T.db) tsql_event(T.db, &e);
         if (T.pf) tpf_event(T.pf, &e);
         return;
@@ -257,6 +266,21 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
     }
 }
 
+static int deliver_series(const trace_thread *t, const record *r)
+{
+    trace_event e;
+    decode(t, r, &e);
+    e.kind = EV_COUNTER;
+    const sample *s = (const sample *)(r + 1);
+    for (int i = 0; i < r->nargs; i++) {
+        e.ts = s[i].ts;
+        e.value = s[i].value;
+        if (T.db) tsql_event(T.db, &e);
+        if (T.pf) tpf_event(T.pf, &e);
+    }
+    return r->nargs;
+}
+
 /* The sinks copy what they keep, so each record's room goes back to the
  * recorder as soon as it is delivered, not at the end of the transaction. */
 static uint64_t drain(trace_thread *t)
@@ -265,7 +289,8 @@ static uint64_t drain(trace_thread *t)
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
     while (tail < head) {
         const record *r = (const record *)(t->ring + tail % RING_BYTES);
-        if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK; }
+        if (r->kind == EV_SERIES) n += deliver_series(t, r);
+        else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK; }
         tail += r->size;
         atomic_store_explicit(&t->tail, tail, memory_order_release);
     }
@@ -306,7 +331,7 @@ static int flush_locked(char *err, int errlen)
 
 int trace_flush(char *err, int errlen)
 {
-    if (!trace_enabled()) return 0;
+    if (!atomic_load(&T.on)) return 0;
     pthread_mutex_lock(&T.sink_lock);
     int rc = flush_locked(err, errlen);
     pthread_mutex_unlock(&T.sink_lock);
@@ -496,44 +521,70 @@ static void put_str(uint8_t **p, const char *s, size_t len)
     *p += len + 1;
 }
 
+/* The header of an n-byte record at the ring's head; publish() makes it
+ * visible to the drainer once the rest is written. */
+static uint8_t *start_record(trace_thread *t, size_t n, int kind, trace_where w, const char *name, uint64_t ts)
+{
+    record *r = (record *)reserve(t, n);
+    r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
+    r->layer = w.layer; r->dir = w.dir; r->clock = w.clock; r->track = w.track;
+    r->req = w.req; r->step = w.step; r->ts = ts; r->dur = 0;
+    r->name = name ? name : "";
+    return (uint8_t *)r;
+}
+
+static void publish(trace_thread *t, size_t n, uint64_t events)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    for (uint64_t a = (head + PREFETCH) & ~63ull; a < head + n + PREFETCH; a += 64)
+        __builtin_prefetch(t->ring + a % RING_BYTES, 1, 3);
+    atomic_store_explicit(&t->head, head + n, memory_order_release);
+    atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + events,
+                          memory_order_relaxed);
+}
+
+static trace_thread *recorder(trace_where w)
+{
+    trace_thread *t = self();
+    if (!t || w.layer < L_GPU || w.layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return NULL; }
+    return t;
+}
+
 static void record_event(int kind, trace_where w, const char *name, uint64_t ts,
                          uint64_t dur, double value, int nargs, const trace_arg *args)
 {
-    trace_thread *t = self();
-    if (!t || w.layer < L_GPU || w.layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return; }
-    if (!name) name = "";
+    trace_thread *t = recorder(w);
+    if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
     int takes_flows = kind == EV_BEGIN || kind == EV_SLICE;
     int nout = takes_flows ? t->nout : 0, nin = takes_flows ? t->nin : 0;
 
-    size_t len[1 + TRACE_MAX_ARGS];
+    size_t len[TRACE_MAX_ARGS];
     size_t n = sizeof(record) + (nout + nin) * sizeof(uint64_t) + nargs * sizeof(trace_arg);
-    len[0] = cut(name);
-    n += len[0] + 1;
     for (int i = 0; i < nargs; i++)
-        if (args[i].type == ARG_STR) { len[1 + i] = cut(args[i].s ? args[i].s : ""); n += len[1 + i] + 1; }
+        if (args[i].type == ARG_STR) { len[i] = cut(args[i].s ? args[i].s : ""); n += len[i] + 1; }
     n = (n + 7) & ~(size_t)7;
 
-    uint8_t *p = reserve(t, n);
-    *(record *)p = (record){ .size = n, .kind = kind, .nargs = nargs, .nout = nout, .nin = nin,
-                             .layer = w.layer, .dir = w.dir, .clock = w.clock, .track = w.track,
-                             .req = w.req, .step = w.step, .ts = ts, .dur = dur, .value = value };
+    uint8_t *p = start_record(t, n, kind, w, name, ts);
+    record *r = (record *)p;
+    r->nargs = nargs;
+    if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
     uint8_t *q = p + sizeof(record);
-    memcpy(q, t->out, nout * sizeof(uint64_t)); q += nout * sizeof(uint64_t);
-    memcpy(q, t->in, nin * sizeof(uint64_t));   q += nin * sizeof(uint64_t);
-    if (nargs) memcpy(q, args, nargs * sizeof(trace_arg));  /* args may be NULL */
+    if (nout | nin) {
+        r->nout = nout;
+        r->nin = nin;
+        memcpy(q, t->out, nout * sizeof(uint64_t)); q += nout * sizeof(uint64_t);
+        memcpy(q, t->in, nin * sizeof(uint64_t));   q += nin * sizeof(uint64_t);
+        t->nout = t->nin = 0;
+    }
+    /* not memcpy: for a few args its `rep movs` costs more than the event */
+    trace_arg *a = (trace_arg *)q;
+    for (int i = 0; i < nargs; i++) a[i] = args[i];
     q += nargs * sizeof(trace_arg);
-    put_str(&q, name, len[0]);
     for (int i = 0; i < nargs; i++)
-        if (args[i].type == ARG_STR) put_str(&q, args[i].s ? args[i].s : "", len[1 + i]);
-    if (takes_flows) t->nout = t->nin = 0;
-
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    atomic_store_explicit(&t->head, head + n, memory_order_release);
-    if (kind != EV_TRACK)
-        atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        if (args[i].type == ARG_STR) put_str(&q, args[i].s ? args[i].s : "", len[i]);
+    publish(t, n, kind != EV_TRACK);
 }
 
 void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
@@ -544,6 +595,16 @@ void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *ar
 void trace_end(trace_where w, int nargs, const trace_arg *args)
 {
     if (trace_enabled()) record_event(EV_END, w, "", trace_now_ns(), 0, 0, nargs, args);
+}
+
+void trace_begin_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_BEGIN, w, name, ts_ns, 0, 0, nargs, args);
+}
+
+void trace_end_at(trace_where w, uint64_t ts_ns, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) record_event(EV_END, w, "", ts_ns, 0, 0, nargs, args);
 }
 
 void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
@@ -561,6 +622,20 @@ void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns
 {
     if (trace_enabled())
         record_event(EV_COUNTER, w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
+}
+
+/* One record for n samples: the drainer hands them to the sinks one by one. */
+void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns, const double *values)
+{
+    trace_thread *t = trace_enabled() && n > 0 ? recorder(w) : NULL;
+    if (!t) return;
+    if (n > TRACE_MAX_SAMPLES) { atomic_fetch_add(&T.dropped, n - TRACE_MAX_SAMPLES); n = TRACE_MAX_SAMPLES; }
+    size_t size = sizeof(record) + n * 2 * sizeof(uint64_t);
+    uint8_t *p = start_record(t, size, EV_SERIES, w, name, ts_ns[0]);
+    ((record *)p)->nargs = n;
+    sample *s = (sample *)(p + sizeof(record));
+    for (int i = 0; i < n; i++) s[i] = (sample){ ts_ns[i], values[i] };
+    publish(t, size, n);
 }
 
 uint64_t trace_flow_next(void)
@@ -584,14 +659,15 @@ void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
 void trace_track_name(int layer, int track, const char *name)
 {
     if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
-        record_event(EV_TRACK, (trace_where){ .layer = layer, .track = track }, name, 0, 0, 0, 0, NULL);
+        record_event(EV_TRACK, (trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
+                     1, &TA_STR("name", name));   /* made up at run time: copied */
 }
 
 /* ---- open, close, stats ---- */
 
 int trace_open(const trace_run_info *info, char *err, int errlen)
 {
-    if (trace_enabled()) { seterr(err, errlen, "trace: already open"); return -1; }
+    if (atomic_load(&T.on)) { seterr(err, errlen, "trace: already open"); return -1; }
     T.t0 = mono_ns();
     atomic_store(&T.shift, 0);
     if (!info || (!info->db_path && !info->perfetto_path)) return 0;
@@ -626,6 +702,8 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     }
     atomic_fetch_add(&T.gen, 1);
     atomic_store(&T.on, 1);
+    trace_thread *t = self();
+    if (t) populate(t, OPENER_PAGES);
     return 0;
 }
 
@@ -637,7 +715,7 @@ int64_t trace_run_id(void)
 /* Recording threads must have stopped before close. */
 int trace_close(char *err, int errlen)
 {
-    if (!trace_enabled()) return 0;
+    if (!atomic_load(&T.on)) return 0;
     uint64_t start = mono_ns(), flushed_before = atomic_load(&T.flush_ns);
     stop_flusher();
     pthread_mutex_lock(&T.sink_lock);

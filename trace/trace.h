@@ -27,8 +27,11 @@ const char *trace_layer_name(int layer); /* "gpu", "runtime", ... "client" */
 enum trace_dir   { DIR_NONE = 0, DIR_DOWN = 1, DIR_UP = 2 };
 enum trace_clock { CLOCK_MEASURED = 0, CLOCK_MODELED = 1 };
 
-/* Key/value argument attached to an event. Strings are copied. */
-enum trace_arg_type { ARG_INT, ARG_DOUBLE, ARG_STR };
+/* Key/value argument attached to an event. ARG_STR strings are copied;
+ * ARG_LIT strings are kept by pointer, so they must outlive the trace (a
+ * literal, an entry of a static table): recording is cheaper without the
+ * copy, which counts on the hot path (an op's dtype, a kernel's op). */
+enum trace_arg_type { ARG_INT, ARG_DOUBLE, ARG_STR, ARG_LIT };
 typedef struct {
     const char *key;          /* must be a string literal (not copied) */
     int type;                 /* enum trace_arg_type */
@@ -37,6 +40,7 @@ typedef struct {
 #define TA_INT(k, v)  ((trace_arg){ .key = (k), .type = ARG_INT, .i = (int64_t)(v) })
 #define TA_DBL(k, v)  ((trace_arg){ .key = (k), .type = ARG_DOUBLE, .d = (double)(v) })
 #define TA_STR(k, v)  ((trace_arg){ .key = (k), .type = ARG_STR, .s = (v) })
+#define TA_LIT(k, v)  ((trace_arg){ .key = (k), .type = ARG_LIT, .s = (v) })
 #define TRACE_MAX_ARGS 12
 
 /* Where an event sits: layer, direction, request, step, clock. */
@@ -80,15 +84,26 @@ void     trace_clock_shift(int64_t delta_ns);
 /* Name a child track of a layer (e.g. "request 3", "stream 0"). */
 void trace_track_name(int layer, int track, const char *name);
 
+/* Every event's name, like an arg's key, is kept by pointer: a string
+ * literal (or a static table entry), never a buffer made up at run time. */
+
 /* Slices. begin/end nest per (thread, layer, track). */
 void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
 void trace_end(trace_where w, int nargs, const trace_arg *args);
+/* The same at a time the caller has just read with trace_now_ns(), when it
+ * needs that time itself (a launch's submit time): one clock read, not two. */
+void trace_begin_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args);
+void trace_end_at(trace_where w, uint64_t ts_ns, int nargs, const trace_arg *args);
 /* A slice whose start and duration are already known (e.g. modeled). */
 void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
                  int nargs, const trace_arg *args);
 void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args);
 /* Counter sample: value of `name` at now (or at ts_ns when ts_ns != 0). */
 void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns);
+/* n samples known ahead (e.g. a modeled kernel's occupancy), recorded as one
+ * event: value[i] from ts_ns[i] on. At most TRACE_MAX_SAMPLES. */
+#define TRACE_MAX_SAMPLES 16
+void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns, const double *values);
 
 /* Flows link slices across layers so the request's path shows as arrows.
  * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the

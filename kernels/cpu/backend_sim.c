@@ -27,11 +27,10 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }
-    rt_launch_begin(c, kernel, d, k.wavefronts);
-    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes);
+    uint64_t t = rt_launch_begin(c, kernel, d, k.wavefronts);
+    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);
     rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
-    rt_launch_end(c);
-    return trace_now_ns();
+    return rt_launch_end(c);
 }
 static void emulated(uint64_t t0) { trace_clock_shift(-(int64_t)(trace_now_ns() - t0)); }
 

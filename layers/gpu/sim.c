@@ -34,27 +34,30 @@ static trace_where stream0(int64_t step) {
 }
 
 static uint64_t ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
-static uint64_t start_now(void) { uint64_t t = trace_now_ns(); return t > D.free_ns ? t : D.free_ns; }
+static uint64_t start(uint64_t now) { return now > D.free_ns ? now : D.free_ns; }
 
-uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes) {
+uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,
+                    uint64_t now) {
     trace_where w = stream0(step);
-    uint64_t t0 = start_now(), dur = ns(k->total_s);
-    trace_arg a[] = { TA_STR("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts), TA_INT("waves", k->waves),
+    uint64_t t0 = start(now), dur = ns(k->total_s);
+    trace_arg a[] = { TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts), TA_INT("waves", k->waves),
                       TA_DBL("flops", flops), TA_DBL("bytes", bytes), TA_DBL("wave_s", k->wave_s) };
     trace_slice(w, kernel, t0, dur, 7, a);
     /* CU occupancy: every CU busy for all but the last wave */
     uint64_t wave = ns(k->wave_s), lat = ns(D.p.launch_latency_s);
-    trace_counter(w, "cu_busy", k->waves > 1 ? D.p.compute_units : k->cus_last, t0 + lat);
-    if (k->waves > 1) trace_counter(w, "cu_busy", k->cus_last, t0 + lat + (uint64_t)(k->waves - 1) * wave);
-    trace_counter(w, "cu_busy", 0, t0 + dur);
+    int full = k->waves > 1;
+    uint64_t ts[3] = { t0 + lat, t0 + lat + (uint64_t)(k->waves - 1) * wave, t0 + dur };
+    double cus[3] = { full ? D.p.compute_units : k->cus_last, k->cus_last, 0 };
+    if (!full) { ts[1] = ts[2]; cus[1] = 0; }
+    trace_counter_series(w, "cu_busy", 2 + full, ts, cus);
     return D.free_ns = t0 + dur;
 }
 
 uint64_t sim_copy(const char *dir, double bytes, int64_t step) {
     int d2d = dir[0] == 'D' && dir[2] == 'D';   /* "D2D" */
     double s = d2d ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;
-    uint64_t t0 = start_now(), dur = ns(s + D.p.launch_latency_s);
-    trace_arg a[] = { TA_DBL("bytes", bytes), TA_STR("direction", dir) };
+    uint64_t t0 = start(trace_now_ns()), dur = ns(s + D.p.launch_latency_s);
+    trace_arg a[] = { TA_DBL("bytes", bytes), TA_LIT("direction", dir) };
     trace_where w = stream0(step);
     if (!d2d && dir[0] == 'D') w.dir = DIR_UP;    /* D2H: the logits going back up */
     trace_slice(w, d2d ? "copy D2D" : dir[0] == 'H' ? "copy H2D" : "copy D2H", t0, dur, 2, a);

@@ -31,8 +31,10 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
  * trace timeline; slices are CLOCK_MODELED on the GPU layer's stream track. */
 void     sim_open(const gpu_profile *p);
 const gpu_profile *sim_profile(void);    /* NULL when no device is simulated */
-/* Queue kernel (for op) at max(now, stream free); returns its modeled end. */
-uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes);
+/* Queue kernel (for op), launched at now, at max(now, stream free); returns
+ * its modeled end. */
+uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,
+                    uint64_t now);
 /* Queue a copy of n bytes: over the host link (H2D, D2H) or the device
  * memory (D2D: read and write). Returns its modeled end. */
 uint64_t sim_copy(const char *dir, double bytes, int64_t step);

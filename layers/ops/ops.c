@@ -56,7 +56,7 @@ void op_matmul(const char *name, float *y, const float *x, const tensor *Wt, con
     kcost c = { name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N), where_step };
     trace_arg a[] = { TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes),
                       TA_DBL("weight_bytes", wbytes), TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K),
-                      TA_STR("dtype", dtype_name(Wt->dt)) };
+                      TA_LIT("dtype", dtype_name(Wt->dt)) };
     trace_begin(W(), name, 7, a);
     rt_backend()->matmul(&c, y, x, Wt, b, T, N, K);
     end();

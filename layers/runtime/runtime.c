@@ -120,7 +120,7 @@ static void *grow(void *a, int n, int *cap, size_t size) {
 
 static void account(int purpose, double delta, const char *what, const char *name) {
     R.bytes[purpose] += delta;
-    trace_arg a[] = { TA_DBL("bytes", delta > 0 ? delta : -delta), TA_STR("purpose", PURPOSE[purpose]), TA_STR("what", what) };
+    trace_arg a[] = { TA_DBL("bytes", delta > 0 ? delta : -delta), TA_LIT("purpose", PURPOSE[purpose]), TA_STR("what", what) };
     trace_instant(W(-1), name, 3, a);
     trace_counter(W(-1), COUNTER[purpose], R.bytes[purpose], 0);
 }
@@ -159,7 +159,7 @@ int rt_map(const void *host, size_t bytes, int purpose, const char *what) {
         rt_copy(dev, host, bytes, RT_H2D, -1);
     } else {
         R.bytes[purpose] += (double)bytes;
-        trace_arg a[] = { TA_DBL("bytes", (double)bytes), TA_STR("purpose", PURPOSE[purpose]), TA_STR("what", what) };
+        trace_arg a[] = { TA_DBL("bytes", (double)bytes), TA_LIT("purpose", PURPOSE[purpose]), TA_STR("what", what) };
         trace_instant(W(-1), "map", 3, a);
         trace_counter(W(-1), COUNTER[purpose], R.bytes[purpose], 0);
         if (R.dev.kind == RT_SIM) { sim_copy("H2D", (double)bytes, -1); sim_wait(); }
@@ -185,7 +185,7 @@ const void *rt_dev(const void *host) {
 }
 
 static void copy(void *dst, const void *src, size_t bytes, int dir, int64_t step, int async) {
-    trace_arg a[] = { TA_DBL("bytes", (double)bytes), TA_STR("direction", DIR[dir]), TA_INT("async", async) };
+    trace_arg a[] = { TA_DBL("bytes", (double)bytes), TA_LIT("direction", DIR[dir]), TA_INT("async", async) };
     trace_where w = W(step);
     if (dir == 1) w.dir = DIR_UP;                                 /* D2H: the answer going back up */
     trace_begin(w, R.dev.kind == RT_HIP ? (async ? "hipMemcpyAsync" : "hipMemcpy") : "memcpy", 3, a);
@@ -248,16 +248,22 @@ static trace_where L3(const kcost *c) {
     return (trace_where){ .layer = L_KERNELS, .dir = DIR_DOWN, .req = -1, .step = c->step, .clock = CLOCK_MEASURED };
 }
 
-void rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts) {
+uint64_t rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts) {
     rt_code_object(kernel);
-    trace_arg a[] = { TA_STR("op", c->name), TA_INT("grid", d.grid), TA_INT("block", d.block), TA_INT("wavefronts", wavefronts) };
-    trace_begin(L3(c), kernel, 4, a);
+    trace_arg a[] = { TA_LIT("op", c->name), TA_INT("grid", d.grid), TA_INT("block", d.block), TA_INT("wavefronts", wavefronts) };
+    uint64_t t = trace_now_ns();
+    trace_begin_at(L3(c), kernel, t, 4, a);
+    return t;
 }
-void rt_launch_end(const kcost *c) { trace_end(L3(c), 0, NULL); }
+uint64_t rt_launch_end(const kcost *c) {
+    uint64_t t = trace_now_ns();
+    trace_end_at(L3(c), t, 0, NULL);
+    return t;
+}
 
 void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint64_t dur_ns) {
     trace_where w = { .layer = L_GPU, .dir = DIR_DOWN, .req = -1, .step = c->step, .clock = CLOCK_MEASURED, .track = 1 };
-    trace_arg a[] = { TA_STR("op", c->name), TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes) };
+    trace_arg a[] = { TA_LIT("op", c->name), TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes) };
     trace_slice(w, kernel, ts_ns, dur_ns, 3, a);
     rt_kernel_done(c->name, dur_ns * 1e-9, c->flops, c->bytes);
 }

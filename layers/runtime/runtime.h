@@ -69,9 +69,10 @@ void rt_sync(int64_t step);
 /* Layer 2's part of a launch: the code object is loaded on the first one. */
 void rt_code_object(const void *kernel);
 /* Layer 3's launch event (kernel, grid, block, wavefronts), measured on the
- * host; begin before the launch call, end after it. */
-void rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts);
-void rt_launch_end(const kcost *c);
+ * host; begin before the launch call, end after it. Each returns its time
+ * on the trace timeline. */
+uint64_t rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts);
+uint64_t rt_launch_end(const kcost *c);
 /* A kernel's device time measured by GPU events: a layer-1 slice on the
  * stream's track, and the kernel stats. */
 void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint64_t dur_ns);
