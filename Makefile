@@ -23,7 +23,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := $(BUILD)/.deps
 
-.PHONY: all deps test demo clean asan
+.PHONY: all deps test demo clean asan bench
 all: $(BUILD)/hipath $(TEST_BIN)
 
 deps: $(DEPS_STAMP)
@@ -66,6 +66,12 @@ $(BUILD)/hipath: $(CLI_OBJ) $(BUILD)/libhipath.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+
+# Benchmarks (bench/): they report numbers, they are not tests.
+bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)
 
 # Every test: unit tests (cmocka), then the reference checks; one summary line.
 test: all
