@@ -71,7 +71,8 @@ typedef struct {
     int index;
     _Atomic int idle;                    /* its thread exited: another may adopt it */
     uint8_t *ring;
-    size_t populated;                    /* ring bytes that have their pages */
+    size_t populated;                    /* ring bytes that have their pages (flusher writes) */
+    _Atomic size_t want;                 /* ... that should have them now (enroll, open write) */
 } trace_thread;
 
 static struct {
@@ -89,6 +90,7 @@ static struct {
     pthread_t flusher;
     sem_t wake;                /* posted to start a flush now */
     _Atomic int kicked, stop;  /* kicked: wake is posted and not yet taken */
+    _Atomic int flush_asked;   /* the post asks for a flush, not only for pages */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER };
 
 typedef struct { trace_thread *t; int gen; } thread_ref;
@@ -146,17 +148,20 @@ int trace_enabled(void)
     return atomic_load_explicit(&T.on, memory_order_relaxed);
 }
 
-/* A ring's pages are given to it ahead of the recorder (FIRST_PAGES when
- * the thread enrolls; then, each time the flusher wakes, POPULATE bytes
- * past the head of a thread that has used half of what it has), so a busy
+/* The flusher gives a ring its pages ahead of the recorder (FIRST_PAGES
+ * when the thread enrolls; then, each time it wakes, POPULATE bytes past
+ * the head of a thread that has used half of what it has), so a busy
  * recorder does not stop at a page fault the first time round its ring:
- * at ~1 us a fault, every 4 KB of events in a run of dense small kernels
+ * at 1-2 us a fault, every 4 KB of events in a run of dense small kernels
  * cost a few percent. The thread that opens the trace (in a CLI run, the
- * one that runs the model) gets OPENER_PAGES at once, before it runs
- * anything it traces. A server's connection threads record a few kB each:
- * they keep FIRST_PAGES. MADV_POPULATE_WRITE maps pages without writing to
- * them, so it can run while the recorder writes; older kernels refuse it
- * and the recorder takes its faults as before. */
+ * one that runs the model) is given OPENER_PAGES. A server's connection
+ * threads record a few kB each: they keep FIRST_PAGES. The flusher does it,
+ * not the recorder, so the zeroed pages pass through the flusher's core's
+ * cache, not the recorder's (zeroing 8 MiB on the recording thread cooled
+ * its caches enough to cost 1.5% of a tiny model's generation). A
+ * recorder that gets ahead of the flusher takes its faults. MADV_POPULATE_WRITE
+ * maps pages without writing to them, so it can run while the recorder
+ * writes; older kernels refuse it and the recorder takes its faults. */
 static void populate(trace_thread *t, size_t upto)
 {
     if (upto > RING_BYTES) upto = RING_BYTES;
@@ -340,21 +345,26 @@ int trace_flush(char *err, int errlen)
 
 /* ---- the flusher thread ---- */
 
-/* Ask the flusher for a flush now; one post until it wakes. */
-static void kick(void)
+/* Wake the flusher (one post until it wakes): for pages, or for a flush. */
+static void wake_flusher(int flush)
 {
+    if (flush) atomic_store(&T.flush_asked, 1);
     if (!atomic_load_explicit(&T.kicked, memory_order_relaxed) && !atomic_exchange(&T.kicked, 1))
         sem_post(&T.wake);
 }
+static void kick(void) { wake_flusher(1); }
 
-/* Rings whose recorder has used half its pages get POPULATE more. */
-static void populate_busy(void)
+/* Each ring gets the pages it was promised, and one whose recorder has
+ * used half its pages POPULATE more. */
+static void give_pages(void)
 {
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
     for (int i = 0; i < nthreads; i++) {
         trace_thread *t = T.threads[i];
         uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-        if (t->populated < RING_BYTES && head > t->populated / 2) populate(t, head + POPULATE);
+        size_t want = atomic_load_explicit(&t->want, memory_order_relaxed);
+        if (head > t->populated / 2 && head + POPULATE > want) want = head + POPULATE;
+        populate(t, want);
     }
 }
 
@@ -379,9 +389,10 @@ static void *flusher(void *arg)
         clock_gettime(CLOCK_MONOTONIC, &until);
         until.tv_nsec += LOOK_NS;
         if (until.tv_nsec >= 1000000000) { until.tv_sec++; until.tv_nsec -= 1000000000; }
-        int asked = sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until) == 0;
+        sem_clockwait(&T.wake, CLOCK_MONOTONIC, &until);
         atomic_store(&T.kicked, 0);
-        populate_busy();
+        int asked = atomic_exchange(&T.flush_asked, 0);
+        give_pages();
         uint64_t now = heads(), t = mono_ns();
         if (now != seen) { seen = now; changed = t; }
         if (!asked && (t - changed < QUIET_NS || !backlog())) continue;
@@ -401,6 +412,7 @@ static int start_flusher(void)
     sigfillset(&all);
     atomic_store(&T.stop, 0);
     atomic_store(&T.kicked, 0);
+    atomic_store(&T.flush_asked, 0);
     if (sem_init(&T.wake, 0, 0)) return -1;
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&T.flusher, NULL, flusher, NULL);
@@ -447,7 +459,8 @@ static trace_thread *enroll(void)
         memset(t, 0, sizeof *t);
         t->index = n;
         if ((t->ring = new_ring())) {
-            populate(t, FIRST_PAGES);
+            atomic_store(&t->want, FIRST_PAGES);
+            wake_flusher(0);
             T.threads[n] = t;
             atomic_store_explicit(&T.nthreads, n + 1, memory_order_release);
         } else {
@@ -597,16 +610,6 @@ void trace_end(trace_where w, int nargs, const trace_arg *args)
     if (trace_enabled()) record_event(EV_END, w, "", trace_now_ns(), 0, 0, nargs, args);
 }
 
-void trace_begin_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args)
-{
-    if (trace_enabled()) record_event(EV_BEGIN, w, name, ts_ns, 0, 0, nargs, args);
-}
-
-void trace_end_at(trace_where w, uint64_t ts_ns, int nargs, const trace_arg *args)
-{
-    if (trace_enabled()) record_event(EV_END, w, "", ts_ns, 0, 0, nargs, args);
-}
-
 void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
                  int nargs, const trace_arg *args)
 {
@@ -703,7 +706,10 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     atomic_fetch_add(&T.gen, 1);
     atomic_store(&T.on, 1);
     trace_thread *t = self();
-    if (t) populate(t, OPENER_PAGES);
+    if (t) {
+        atomic_store(&t->want, OPENER_PAGES);
+        wake_flusher(0);
+    }
     return 0;
 }
 

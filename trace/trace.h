@@ -90,10 +90,6 @@ void trace_track_name(int layer, int track, const char *name);
 /* Slices. begin/end nest per (thread, layer, track). */
 void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
 void trace_end(trace_where w, int nargs, const trace_arg *args);
-/* The same at a time the caller has just read with trace_now_ns(), when it
- * needs that time itself (a launch's submit time): one clock read, not two. */
-void trace_begin_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args);
-void trace_end_at(trace_where w, uint64_t ts_ns, int nargs, const trace_arg *args);
 /* A slice whose start and duration are already known (e.g. modeled). */
 void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
                  int nargs, const trace_arg *args);

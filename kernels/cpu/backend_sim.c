@@ -27,10 +27,11 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }
-    uint64_t t = rt_launch_begin(c, kernel, d, k.wavefronts);
-    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);
+    uint64_t t = rt_launch_begin(kernel);
+    uint64_t end = rt_launch_end(c, kernel, d, k.wavefronts, t);
+    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);   /* queued at the launch call */
     rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
-    return rt_launch_end(c);
+    return end;
 }
 static void emulated(uint64_t t0) { trace_clock_shift(-(int64_t)(trace_now_ns() - t0)); }
 

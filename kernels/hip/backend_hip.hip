@@ -16,7 +16,7 @@ enum { MAX_PENDING = 4096 };
 static struct {
     hipStream_t stream;
     int wave;
-    struct { hipEvent_t start, stop; const char *kernel; kcost c; } p[MAX_PENDING];
+    struct { hipEvent_t start, stop; const char *kernel; kcost c; kdims d; uint64_t t0; } p[MAX_PENDING];
     int n, made;
 } H;
 
@@ -38,15 +38,15 @@ void hip_drain(void) {
     H.n = 0;
 }
 
-void hip_launch_begin(const kcost *c, const char *kernel, const void *fn, kdims d) {
-    rt_code_object(fn);
+void hip_launch_begin(const void *fn, kdims d) {
     if (H.n == MAX_PENDING) hip_drain();
     if (H.n == H.made) {
         HIP_CHECK(2, hipEventCreate(&H.p[H.n].start));
         HIP_CHECK(2, hipEventCreate(&H.p[H.n].stop));
         H.made++;
     }
-    rt_launch_begin(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave));
+    H.p[H.n].d = d;
+    H.p[H.n].t0 = rt_launch_begin(fn);
     HIP_CHECK(2, hipEventRecord(H.p[H.n].start, H.stream));
 }
 
@@ -55,8 +55,8 @@ void hip_launch_end(const kcost *c, const char *kernel) {
     HIP_CHECK(2, hipEventRecord(H.p[H.n].stop, H.stream));
     H.p[H.n].kernel = kernel;
     H.p[H.n].c = *c;
-    H.n++;
-    rt_launch_end(c);
+    kdims d = H.p[H.n].d;
+    rt_launch_end(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave), H.p[H.n++].t0);
 }
 
 /* --jit: one program of every kernel file's kernels; its functions, once loaded. */

@@ -25,7 +25,7 @@ extern "C" {
     if (e_ != hipSuccess) rt_hip_fail((layer), #call, hipGetErrorString(e_), __FILE__, __LINE__); } while (0)
 
 /* backend_hip.hip: timing events around each launch, and the wave size. */
-void hip_launch_begin(const kcost *c, const char *kernel, const void *fn, kdims d);
+void hip_launch_begin(const void *fn, kdims d);
 void hip_launch_end(const kcost *c, const char *kernel);
 int  hip_wave(void);
 hipStream_t hip_stream(void);
@@ -59,7 +59,7 @@ template <typename... P> static void launch_args(const void *fn, kdims d, size_t
 }
 template <typename... P, typename... A>
 static void launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
-    hip_launch_begin(c, name, (const void *)fn, d);
+    hip_launch_begin((const void *)fn, d);
     launch_args<P...>((const void *)fn, d, lds, a...);
     hip_launch_end(c, name);
 }

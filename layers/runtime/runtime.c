@@ -248,16 +248,14 @@ static trace_where L3(const kcost *c) {
     return (trace_where){ .layer = L_KERNELS, .dir = DIR_DOWN, .req = -1, .step = c->step, .clock = CLOCK_MEASURED };
 }
 
-uint64_t rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts) {
-    rt_code_object(kernel);
-    trace_arg a[] = { TA_LIT("op", c->name), TA_INT("grid", d.grid), TA_INT("block", d.block), TA_INT("wavefronts", wavefronts) };
-    uint64_t t = trace_now_ns();
-    trace_begin_at(L3(c), kernel, t, 4, a);
-    return t;
+uint64_t rt_launch_begin(const void *code) {
+    rt_code_object(code);
+    return trace_now_ns();
 }
-uint64_t rt_launch_end(const kcost *c) {
+uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0) {
     uint64_t t = trace_now_ns();
-    trace_end_at(L3(c), t, 0, NULL);
+    trace_arg a[] = { TA_LIT("op", c->name), TA_INT("grid", d.grid), TA_INT("block", d.block), TA_INT("wavefronts", wavefronts) };
+    trace_slice(L3(c), kernel, t0, t - t0, 4, a);
     return t;
 }
 

@@ -68,11 +68,15 @@ void rt_sync(int64_t step);
 
 /* Layer 2's part of a launch: the code object is loaded on the first one. */
 void rt_code_object(const void *kernel);
-/* Layer 3's launch event (kernel, grid, block, wavefronts), measured on the
- * host; begin before the launch call, end after it. Each returns its time
- * on the trace timeline. */
-uint64_t rt_launch_begin(const kcost *c, const char *kernel, kdims d, int wavefronts);
-uint64_t rt_launch_end(const kcost *c);
+/* Layer 3's launch, measured on the host. rt_launch_begin, before the
+ * launch call, loads the code object on the first launch (code: what the
+ * driver loads it from) and returns the launch's start on the trace
+ * timeline; rt_launch_end, after the call, records the launch (kernel,
+ * grid, block, wavefronts) as one slice from t0 and returns its end. One
+ * event, not a begin and an end: a launch is the commonest event there is.
+ * A flow waiting for the next slice (trace_flow_in) ends on the launch. */
+uint64_t rt_launch_begin(const void *code);
+uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0);
 /* A kernel's device time measured by GPU events: a layer-1 slice on the
  * stream's track, and the kernel stats. */
 void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint64_t dur_ns);

@@ -102,8 +102,7 @@ static int record_scenario(void)
     trace_counter(gpu, "mem_bytes", 100.0, 1000);
     trace_counter(gpu, "mem_bytes", 200.0, 2000);
     trace_counter_series(gpu, "cu_busy", 3, (uint64_t[]){ 3000, 3100, 3500 }, (double[]){ 96, 12, 0 });
-    trace_begin_at(W(L_KERNELS, DIR_DOWN, 7, 0), "launch", t + 5000, 1, (trace_arg[]){ TA_LIT("op", "gemm") });
-    trace_end_at(W(L_KERNELS, DIR_DOWN, 7, 0), t + 5250, 0, NULL);
+    trace_slice(W(L_KERNELS, DIR_DOWN, 7, 0), "launch", t + 5000, 250, 1, (trace_arg[]){ TA_LIT("op", "gemm") });
     for (int k = 0; k < 3; k++)
         trace_instant(W(L_CLIENT, DIR_UP, 7, 0), "token", 1, (trace_arg[]){ TA_INT("id", k) });
     trace_end(W(L_CLIENT, DIR_DOWN, 7, 0), 0, NULL);
