@@ -3,10 +3,7 @@
  * the longest a recording thread was held up, and events per second written
  * to SQLite, Perfetto and both.
  *
- *   cc -std=c11 -O2 -march=native -D_GNU_SOURCE -I. -Ibuild/gen bench/trace_bench.c \
- *      build/libhipath.a -fopenmp -lpcre2-8 -lutf8proc -lcjson -lsqlite3 -lprotobuf-c \
- *      -lmicrohttpd -lcurl -lpthread -lm -o build/trace_bench
- *   build/trace_bench [events]       (writes into /tmp, removes its files)
+ *   make bench && build/bench/trace_bench [events]   (writes into /tmp, removes its files)
  *
  * Hot path: batches that fit a buffer, each flushed before the next, the
  * fastest kept (on a shared machine the minimum is the cost, the rest is

@@ -130,9 +130,9 @@ int main(int argc, char **argv)
     if (k < 0) k = 0;
     printf("%s on %s, %d tokens, %d pairs: generation untraced %.2f ms, traced %.2f ms (medians);"
            " overhead %+.1f%% (median of paired ratios; 95%% interval %+.1f%% to %+.1f%%);"
-           " %.0f events per traced run, %.1f per us of generation; written at close: %.0f events/s\n",
+           " %.0f events per traced run, %.0f per ms of generation; written at close: %.0f events/s\n",
            dir, device, j.tokens, pairs, mo * 1e3, mn * 1e3, 100 * (mr - 1),
-           100 * (ratio[k] - 1), 100 * (ratio[pairs - 1 - k] - 1), ev, ev / (mo * 1e6), median(wps, pairs));
+           100 * (ratio[k] - 1), 100 * (ratio[pairs - 1 - k] - 1), ev, ev / (mo * 1e3), median(wps, pairs));
     remove_files();
     if (tok) tokenizer_free(tok);
     model_free(&j.m);

@@ -157,7 +157,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     int64_t id = request_id(s, c);
     double t_arrive = trace_now_ns() * 1e-9;
     trace_where w = { .layer = L_SCHEDULER, .dir = DIR_DOWN, .req = id, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_STR("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
+    trace_arg a[] = { TA_LIT("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
                       TA_INT("bytes", k->len) };
     trace_instant(w, "http_request", 2, a);
     api_request q;

@@ -58,8 +58,8 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int dim = c->dim, hd = c->head_dim, q_dim = c->n_heads * hd, kv_dim = c->n_kv_heads * hd;
     int adjacent = c->rope == ROPE_ADJACENT;
 
-    trace_arg a[] = { TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim), TA_STR("x_dtype", "f32"),
-                      TA_STR("w_dtype", dtype_name(m->w.lm_head->dt)) };
+    trace_arg a[] = { TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim), TA_LIT("x_dtype", "f32"),
+                      TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt)) };
     uint64_t f = trace_flow_next();    /* an arrow on to the first operator (layer 4) */
     trace_flow_out(f);
     trace_begin(where5(step), "forward", 5, a);
