@@ -56,7 +56,9 @@ void hip_launch_end(const kcost *c, const char *kernel) {
     H.p[H.n].kernel = kernel;
     H.p[H.n].c = *c;
     kdims d = H.p[H.n].d;
-    rt_launch_end(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave), H.p[H.n++].t0);
+    uint64_t t0 = H.p[H.n].t0;
+    H.n++;
+    rt_launch_end(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave), t0);
 }
 
 /* --jit: one program of every kernel file's kernels; its functions, once loaded. */
