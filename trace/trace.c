@@ -60,9 +60,12 @@ typedef struct {
 typedef struct { uint64_t ts; double value; } sample;   /* after an EV_SERIES record */
 
 typedef struct {
+    /* what recording an event touches, in one cache line: between two ops
+     * of a small model the compute has pushed it out of L1 */
     _Alignas(64) _Atomic uint64_t head;  /* owner thread writes */
     _Atomic uint64_t events;
     uint64_t tail_seen;                  /* the owner's last look at tail */
+    uint8_t *ring;
     int nout, nin;                       /* flows waiting for the next slice */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
@@ -70,7 +73,6 @@ typedef struct {
     int nopen, overflow;
     int index;
     _Atomic int idle;                    /* its thread exited: another may adopt it */
-    uint8_t *ring;
     size_t populated;                    /* ring bytes that have their pages (flusher writes) */
     _Atomic size_t want;                 /* ... that should have them now (enroll, open write) */
 } trace_thread;
