@@ -85,8 +85,17 @@ static int set_wal(tsql *s, char *err, int errlen)
  * or it is version 1, which start_run() migrates; -1: refuse. */
 static int check_schema(tsql *s, const char *path, int64_t *version, char *err, int errlen)
 {
-    *version = query_int(s, "PRAGMA user_version", err, errlen);
-    int64_t tables = *version < 0 ? -1 : query_int(s, "SELECT count(*) FROM sqlite_master", err, errlen);
+    /* One statement, so one snapshot: another process may be creating the
+     * schema at this moment, and two reads could see before and after it
+     * (tables, but no version yet). */
+    const char *sql = "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)";
+    sqlite3_stmt *st;
+    int64_t tables = -1;
+    *version = -1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return fail(s, sql, err, errlen);
+    if (sqlite3_step(st) == SQLITE_ROW) { *version = sqlite3_column_int64(st, 0); tables = sqlite3_column_int64(st, 1); }
+    else fail(s, sql, err, errlen);
+    sqlite3_finalize(st);
     if (*version < 0 || tables < 0) return -1;
     if ((*version == 0 && tables == 0) || *version == 1 || *version == TRACE_SCHEMA_VERSION) return 0;
     if (*version == 0)
