@@ -40,7 +40,8 @@
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer copied strings are cut */
 #define LOOKAHEAD   64    /* records searched for a begin's end */
-#define PREFETCH    2048  /* ring bytes fetched ahead of the head */
+#define PREFETCH    2048  /* ring bytes fetched for writing ahead of the head: the
+                             * ring is cold (nothing drains it during a run) */
 
 /* One record in a ring; after it: flow ids (out, then in), the args, then
  * the copied string args (ARG_STR), each NUL-terminated. The name and
@@ -338,7 +339,7 @@ static int flush_locked(char *err, int errlen)
 
 int trace_flush(char *err, int errlen)
 {
-    if (!atomic_load(&T.on)) return 0;
+    if (!trace_enabled()) return 0;
     pthread_mutex_lock(&T.sink_lock);
     int rc = flush_locked(err, errlen);
     pthread_mutex_unlock(&T.sink_lock);
@@ -672,7 +673,7 @@ void trace_track_name(int layer, int track, const char *name)
 
 int trace_open(const trace_run_info *info, char *err, int errlen)
 {
-    if (atomic_load(&T.on)) { seterr(err, errlen, "trace: already open"); return -1; }
+    if (trace_enabled()) { seterr(err, errlen, "trace: already open"); return -1; }
     T.t0 = mono_ns();
     atomic_store(&T.shift, 0);
     if (!info || (!info->db_path && !info->perfetto_path)) return 0;
@@ -723,7 +724,7 @@ int64_t trace_run_id(void)
 /* Recording threads must have stopped before close. */
 int trace_close(char *err, int errlen)
 {
-    if (!atomic_load(&T.on)) return 0;
+    if (!trace_enabled()) return 0;
     uint64_t start = mono_ns(), flushed_before = atomic_load(&T.flush_ns);
     stop_flusher();
     pthread_mutex_lock(&T.sink_lock);
