@@ -72,8 +72,10 @@ static double traced(job *j, const char *device, double *events, double *close_s
 {
     char err[256];
     remove_files();
+    const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = DB, .perfetto_path = PF, .command = "trace_overhead",
-                            .model = "bench", .device = device, .clock_domain = "virtual" };
+                            .model = "bench", .device = device,
+                            .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
     if (trace_open(&info, err, sizeof err)) die("trace_open", err);
     double s = generate(j);
     *events = (double)trace_get_stats().events;
@@ -134,6 +136,7 @@ int main(int argc, char **argv)
            dir, device, j.tokens, pairs, mo * 1e3, mn * 1e3, 100 * (mr - 1),
            100 * (ratio[k] - 1), 100 * (ratio[pairs - 1 - k] - 1), ev, ev / (mo * 1e3), median(wps, pairs));
     remove_files();
+    free(off); free(on); free(ratio); free(wps);
     if (tok) tokenizer_free(tok);
     model_free(&j.m);
     rt_close();
