@@ -206,7 +206,10 @@ static void decode(const trace_thread *t, const record *r, trace_event *e)
     e->name = r->name;
     for (int i = 0; i < e->nargs; i++)
         if (e->args[i].type == ARG_STR) { e->args[i].s = (const char *)p; p += strlen(e->args[i].s) + 1; }
-        else if (e->args[i].type == ARG_LIT) e->args[i].type = ARG_STR;   /* the sinks see one kind of string */
+        else if (e->args[i].type == ARG_LIT) {   /* the sinks see one kind of string */
+            e->args[i].type = ARG_STR;
+            if (!e->args[i].s) e->args[i].s = "";
+        }
 }
 
 /* The end of the slice that begins at pos, if it is among the next few

@@ -102,7 +102,8 @@ static int record_scenario(void)
     trace_counter(gpu, "mem_bytes", 100.0, 1000);
     trace_counter(gpu, "mem_bytes", 200.0, 2000);
     trace_counter_series(gpu, "cu_busy", 3, (uint64_t[]){ 3000, 3100, 3500 }, (double[]){ 96, 12, 0 });
-    trace_slice(W(L_KERNELS, DIR_DOWN, 7, 0), "launch", t + 5000, 250, 1, (trace_arg[]){ TA_LIT("op", "gemm") });
+    trace_slice(W(L_KERNELS, DIR_DOWN, 7, 0), "launch", t + 5000, 250, 2,
+                (trace_arg[]){ TA_LIT("op", "gemm"), TA_LIT("none", NULL) });
     for (int k = 0; k < 3; k++)
         trace_instant(W(L_CLIENT, DIR_UP, 7, 0), "token", 1, (trace_arg[]){ TA_INT("id", k) });
     trace_end(W(L_CLIENT, DIR_DOWN, 7, 0), 0, NULL);
@@ -216,7 +217,9 @@ static void test_two_threads(void **state)
     assert_string_equal(qs(db, "SELECT group_concat(ts_ns || ':' || value, ',') FROM counters WHERE name = 'cu_busy'"),
                         "3000:96.0,3100:12.0,3500:0.0");
     assert_string_equal(qs(db, "SELECT s.dur_ns || ' ' || a.value FROM slices s JOIN args a ON a.slice_id = s.id"
-                               " WHERE s.name = 'launch'"), "250 gemm");
+                               " WHERE s.name = 'launch' AND a.key = 'op'"), "250 gemm");
+    assert_string_equal(qs(db, "SELECT '[' || a.value || ']' FROM slices s JOIN args a ON a.slice_id = s.id"
+                               " WHERE s.name = 'launch' AND a.key = 'none'"), "[]");
     assert_string_equal(qs(db, "SELECT name FROM tracks WHERE layer = 1 AND track = 1"), "stream 1");
     assert_string_equal(qs(db, "SELECT direction || clock || track FROM slices WHERE layer = 1"), "nonemodeled1");
     assert_int_equal(q(db, "SELECT count(*) FROM slices WHERE name = 'tick' AND request IS NULL"), N_BULK);
