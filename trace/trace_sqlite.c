@@ -358,7 +358,6 @@ int tsql_commit(tsql *s, char *err, int errlen)
     return -1;
 }
 
-
 int tsql_close(tsql *s, char *err, int errlen)
 {
     int rc = 0;
@@ -371,10 +370,8 @@ int tsql_close(tsql *s, char *err, int errlen)
         if (rc) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     }
     for (int i = 0; i < NST; i++) sqlite3_finalize(s->st[i]);
-    for (int i = 0; i <= TRACE_MAX_ARGS; i++) {
-        sqlite3_finalize(s->slice[i]);
-        sqlite3_finalize(s->end[i]);
-    }
+    for (size_t i = 0; i < sizeof s->slice / sizeof *s->slice; i++) sqlite3_finalize(s->slice[i]);
+    for (size_t i = 0; i < sizeof s->end / sizeof *s->end; i++) sqlite3_finalize(s->end[i]);
     sqlite3_close(s->db);
     free(s);
     return rc;

@@ -273,6 +273,29 @@ static void *one_event(void *arg)
 
 /* More short-lived threads than the recorder has slots: exited threads'
  * buffers are reused, nothing is dropped. */
+/* A slice whose begin and end args make more than TRACE_MAX_ARGS together
+ * is stored whole with all of them; closing the trace then closes the
+ * database too (every statement finalized): its WAL is checkpointed away. */
+static void test_args_past_max(void **state)
+{
+    (void)state;
+    char err[256];
+    trace_run_info ri = info(path("many.db"), NULL);
+    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
+    static const char *K[] = { "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11" };
+    trace_arg a[TRACE_MAX_ARGS];
+    for (int i = 0; i < TRACE_MAX_ARGS; i++) a[i] = TA_INT(K[i], i);
+    trace_begin(W(L_OPS, DIR_DOWN, 1, 0), "wide", TRACE_MAX_ARGS, a);
+    trace_end(W(L_OPS, DIR_DOWN, 1, 0), 1, (trace_arg[]){ TA_INT("end", 12) });
+    assert_int_equal(trace_close(err, sizeof err), 0);
+    assert_int_equal(access(path("many.db-wal"), F_OK), -1);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path("many.db"), &db), SQLITE_OK);
+    assert_int_equal(q(db, "SELECT count(*) FROM args a JOIN slices s ON s.id = a.slice_id WHERE s.name = 'wide'"),
+                     TRACE_MAX_ARGS + 1);
+    sqlite3_close(db);
+}
+
 static void test_short_lived_threads(void **state)
 {
     (void)state;
@@ -557,6 +580,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_off_is_noop),
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_two_runs_one_db),
+        cmocka_unit_test(test_args_past_max),
         cmocka_unit_test(test_short_lived_threads),
         cmocka_unit_test(test_schema_refusal),
         cmocka_unit_test(test_schema_migration),
