@@ -230,6 +230,12 @@ static record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
     return NULL;
 }
 
+static void to_sinks(const trace_event *e)
+{
+    if (T.db) tsql_event(T.db, e);
+    if (T.pf) tpf_event(T.pf, e);
+}
+
 static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t head)
 {
     trace_event e, end;
@@ -237,8 +243,7 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
     if (e.kind == EV_TRACK) {
         e.name = e.args[0].s;
         e.nargs = 0;
-        if (T.db) tsql_event(T.db, &e);
-        if (T.pf) tpf_event(T.pf, &e);
+        to_sinks(&e);
         return;
     }
     /* begin/end nest per (thread, layer, track) */
@@ -269,8 +274,7 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
         }
         e.row = &t->open[top].row;
     }
-    if (T.db) tsql_event(T.db, &e);
-    if (T.pf) tpf_event(T.pf, &e);
+    to_sinks(&e);
     if (e.kind == EV_END) {
         memmove(&t->open[top], &t->open[top + 1], (t->nopen - top - 1) * sizeof t->open[0]);
         t->nopen--;
@@ -286,8 +290,7 @@ static int deliver_series(const trace_thread *t, const record *r)
     for (int i = 0; i < r->nargs; i++) {
         e.ts = s[i].ts;
         e.value = s[i].value;
-        if (T.db) tsql_event(T.db, &e);
-        if (T.pf) tpf_event(T.pf, &e);
+        to_sinks(&e);
     }
     return r->nargs;
 }
