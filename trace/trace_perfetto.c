@@ -44,7 +44,7 @@ enum { IN_NAME, IN_CATEGORY, IN_KEY, IN_VALUE, NKINDS };   /* separate iid space
 typedef struct {
     uint64_t iid;           /* 0: free slot */
     int kind;
-    const char *literal;    /* the string literal it was interned by, or NULL */
+    const char *literal;    /* the string literal it was interned by */
     char s[NAME_LEN];
 } interned;
 
@@ -93,21 +93,21 @@ static uint64_t fnv1a(const char *s)
 
 /* The iid of s, interning it (into ns, for this packet) when new; 0 if it
  * cannot be interned (too long, table full, packet full): write it out.
- * Arg keys, categories and the direction and clock values are string
- * literals (trace.h asks for that), so they are found by address, without
- * hashing or comparing the string; event names are copies, found by value. */
-static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s, int literal)
+ * What is interned (event names, arg keys, categories, the direction and
+ * clock values) is string literals (trace.h asks for that), so a string is
+ * found by its address, without hashing or comparing it. */
+static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s)
 {
-    uint64_t h = literal ? mix(kind, (uintptr_t)s) : fnv1a(s) + kind;
+    uint64_t h = mix(kind, (uintptr_t)s);
     for (size_t k = 0, i = h % NINTERN; k < NINTERN; k++, i = (i + 1) % NINTERN) {
         interned *e = &pf->strings[i];
-        if (e->iid && e->kind == kind && (literal ? e->literal == s : !e->literal && !strcmp(e->s, s)))
+        if (e->iid && e->kind == kind && e->literal == s)
             return e->iid;
         if (e->iid) continue;
         if (ns->n[kind] == MAX_NEW || strlen(s) >= NAME_LEN) return 0;
         e->iid = ++pf->next_iid[kind];
         e->kind = kind;
-        e->literal = literal ? s : NULL;
+        e->literal = s;
         strcpy(e->s, s);
         ns->iid[kind][ns->n[kind]] = e->iid;
         ns->s[kind][ns->n[kind]++] = e->s;
@@ -270,7 +270,7 @@ static annotation *annotate(tpf *pf, builder *b, const char *key)
     b->annp[b->n++] = a;
     perfetto__protos__debug_annotation__init(a);
     key = key ? key : "";
-    if ((a->name_iid = intern(pf, &b->ns, IN_KEY, key, 1)))
+    if ((a->name_iid = intern(pf, &b->ns, IN_KEY, key)))
         a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID;
     else {
         a->name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME;
@@ -297,7 +297,7 @@ static void annotate_double(tpf *pf, builder *b, const char *key, double v)
 static void annotate_str(tpf *pf, builder *b, const char *key, const char *v, int interned)
 {
     annotation *a = annotate(pf, b, key);
-    if (interned && (a->string_value_iid = intern(pf, &b->ns, IN_VALUE, v, 1)))
+    if (interned && (a->string_value_iid = intern(pf, &b->ns, IN_VALUE, v)))
         a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
     else {
         a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE;
@@ -380,13 +380,13 @@ void tpf_event(tpf *pf, const trace_event *e)
     char *category = (char *)trace_layer_name(e->w.layer);
     uint64_t category_iid;
     if (e->kind != EV_END) {
-        if ((te.name_iid = intern(pf, &b.ns, IN_NAME, e->name, 0)))
+        if ((te.name_iid = intern(pf, &b.ns, IN_NAME, e->name)))
             te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID;
         else {
             te.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME;
             te.name = (char *)e->name;
         }
-        if ((category_iid = intern(pf, &b.ns, IN_CATEGORY, category, 1))) {
+        if ((category_iid = intern(pf, &b.ns, IN_CATEGORY, category))) {
             te.n_category_iids = 1;
             te.category_iids = &category_iid;
         } else {
