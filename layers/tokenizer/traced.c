@@ -51,8 +51,8 @@ int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int 
     trace_flow_out(trace_request_flow(req, 2));   /* -> the engine step that prefills it */
     trace_begin(w, "tokenize", 1, a);
     int n = tokenizer_encode(t, text, strlen(text), ids, max_ids, err, errlen);
-    char json[512];
-    ids_json(ids, n < max_ids ? n : max_ids, json, sizeof json);
+    char json[512] = "";
+    if (trace_enabled()) ids_json(ids, n < max_ids ? n : max_ids, json, sizeof json);   /* only for the event */
     trace_arg b[] = { TA_INT("tokens", n), TA_STR("ids", json) };
     trace_end(w, 2, b);
     return n;
