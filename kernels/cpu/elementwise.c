@@ -52,7 +52,6 @@ void k_add(float *x, const float *y, int n) {
     for (int i = 0; i < n; i++) x[i] += y[i];
 }
 
-
 /* e^x in float (2 ulp), summed in double: 10^5 terms of a vocabulary would
  * lose the last digits of a float sum. */
 double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t) {

@@ -171,4 +171,3 @@ void model_free(model *m) {
     free(m->tokenizer_path);
     memset(m, 0, sizeof *m);
 }
-

@@ -33,7 +33,6 @@ float f16_to_f32(uint16_t h) {
     return f;
 }
 
-
 void row_to_f32(float *dst, const void *src, dtype dt, int64_t n) {
     const uint8_t *p = src;
     switch (dt) {
