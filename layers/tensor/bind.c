@@ -45,16 +45,20 @@ static const float *need_vec(binder *b, const char *name, int64_t n) {
  * block-quantized ones, rows interleaved for the vector units, in
  * kernels/cpu/pack.c: the weights' size again in memory, for decode twice
  * as fast). */
+static int prepare1(const tensor *W, char *err, int errlen) {
+    if (!op_prepare_weight(W)) return 0;
+    snprintf(err, errlen, "out of memory copying %s for the backend", W->name);
+    return -1;
+}
 static int prepare(const model *m, char *err, int errlen) {
     op_release_weights();
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
         const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down };
         for (size_t i = 0; i < sizeof W / sizeof W[0]; i++)
-            if (op_prepare_weight(W[i])) { snprintf(err, errlen, "out of memory copying %s for the backend", W[i]->name); return -1; }
+            if (prepare1(W[i], err, errlen)) return -1;
     }
-    if (op_prepare_weight(m->w.lm_head)) { snprintf(err, errlen, "out of memory copying %s for the backend", m->w.lm_head->name); return -1; }
-    return 0;
+    return prepare1(m->w.lm_head, err, errlen);
 }
 
 #define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)
