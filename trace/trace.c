@@ -34,6 +34,7 @@
 #define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
 #define OPENER_PAGES (8u << 20)       /* ... but the thread that opens the trace records most */
+#define RECORDER_PAGES (256u << 10)   /* mapped by a recorder that ran out of pages */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
 #define MAX_THREADS 256
@@ -67,6 +68,7 @@ typedef struct {
     _Atomic uint64_t events;
     uint64_t tail_seen;                  /* the owner's last look at tail */
     uint8_t *ring;
+    uint64_t paged_seen;                 /* the owner's last look at populated */
     int nout, nin;                       /* flows waiting for the next slice */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
@@ -74,7 +76,7 @@ typedef struct {
     int nopen, overflow;
     int index;
     _Atomic int idle;                    /* its thread exited: another may adopt it */
-    size_t populated;                    /* ring bytes that have their pages (flusher writes) */
+    _Atomic size_t populated;            /* ring bytes that have their pages */
     _Atomic size_t want;                 /* ... that should have them now (enroll, open write) */
 } trace_thread;
 
@@ -151,26 +153,28 @@ int trace_enabled(void)
     return atomic_load_explicit(&T.on, memory_order_relaxed);
 }
 
-/* The flusher gives a ring its pages ahead of the recorder (FIRST_PAGES
- * when the thread enrolls; then, each time it wakes, POPULATE bytes past
- * the head of a thread that has used half of what it has), so a busy
- * recorder does not stop at a page fault the first time round its ring:
- * at 1-2 us a fault, every 4 KB of events in a run of dense small kernels
- * cost a few percent. The thread that opens the trace (in a CLI run, the
- * one that runs the model) is given OPENER_PAGES. A server's connection
- * threads record a few kB each: they keep FIRST_PAGES. The flusher does it,
- * not the recorder, so the zeroed pages pass through the flusher's core's
- * cache, not the recorder's (zeroing 8 MiB on the recording thread cooled
- * its caches enough to cost 1.5% of a tiny model's generation). A
- * recorder that gets ahead of the flusher takes its faults. MADV_POPULATE_WRITE
- * maps pages without writing to them, so it can run while the recorder
- * writes; older kernels refuse it and the recorder takes its faults. */
+/* Ring pages are mapped ahead of the recorder, so that it does not stop at
+ * a page fault the first time round its ring: a fault costs microseconds
+ * (more in a virtual machine), and a tiny model's generation took 40-230
+ * of them, 5-10% of its time. The flusher maps them (MADV_POPULATE_WRITE:
+ * FIRST_PAGES when a thread enrolls, OPENER_PAGES for the thread that opens
+ * the trace, which trace_open waits for; then POPULATE bytes past the head
+ * of a thread that has used half of what it has), so the zeroed pages pass
+ * through the flusher's core's cache, not the recorder's (zeroing 8 MiB on
+ * the recording thread cooled its caches enough to cost 1.5% of a tiny
+ * model's generation). But the flusher runs at idle priority, and while a
+ * model keeps every core busy it may not run for a while: a recorder that
+ * reaches the end of its pages maps the next RECORDER_PAGES itself, one
+ * call instead of a fault per page. Both may map the same range at once;
+ * the kernel sorts that out. Older kernels refuse MADV_POPULATE_WRITE and
+ * the recorder takes its faults. */
 static void populate(trace_thread *t, size_t upto)
 {
     if (upto > RING_BYTES) upto = RING_BYTES;
-    if (t->populated >= upto) return;
-    madvise(t->ring + t->populated, upto - t->populated, MADV_POPULATE_WRITE);
-    t->populated = upto;
+    size_t from = atomic_load_explicit(&t->populated, memory_order_acquire);
+    if (from >= upto) return;
+    madvise(t->ring + from, upto - from, MADV_POPULATE_WRITE);
+    while (from < upto && !atomic_compare_exchange_weak(&t->populated, &from, upto)) {}
 }
 
 static uint8_t *new_ring(void)
@@ -372,7 +376,7 @@ static void give_pages(void)
         trace_thread *t = T.threads[i];
         uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
         size_t want = atomic_load_explicit(&t->want, memory_order_relaxed);
-        if (head > t->populated / 2 && head + POPULATE > want) want = head + POPULATE;
+        if (head > atomic_load(&t->populated) / 2 && head + POPULATE > want) want = head + POPULATE;
         populate(t, want);
     }
 }
@@ -511,6 +515,17 @@ static void wait_for_room(trace_thread *t, uint64_t end)
     wait_stats(mono_ns() - start);
 }
 
+/* The ring has no pages up to end yet: map them (see populate). */
+static void page_in(trace_thread *t, uint64_t end)
+{
+    size_t have = atomic_load_explicit(&t->populated, memory_order_acquire);
+    if (have < end) {
+        populate(t, end + RECORDER_PAGES);
+        have = atomic_load_explicit(&t->populated, memory_order_acquire);
+    }
+    t->paged_seen = have >= RING_BYTES ? UINT64_MAX : have;
+}
+
 /* n contiguous bytes at the head: a record never wraps, the end of the ring
  * is skipped with a pad record instead. The tail is read only when the
  * backlog looks big, so the flusher's stores do not slow every event. */
@@ -524,6 +539,7 @@ static uint8_t *reserve(trace_thread *t, uint32_t n)
         if (end - t->tail_seen > HIGH_WATER) kick();
         if (end - t->tail_seen > RING_BYTES) wait_for_room(t, end);
     }
+    if (end > t->paged_seen) page_in(t, end);
     if (pad) {
         record *r = (record *)(t->ring + pos);
         r->size = pad;
@@ -716,8 +732,14 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     atomic_store(&T.on, 1);
     trace_thread *t = self();
     if (t) {
+        /* the opener records most (in a CLI run it runs the model): its
+         * pages are mapped before it starts, on the flusher's core (see
+         * populate); a flusher that cannot get a core for 100 ms leaves
+         * the rest to the recorder */
         atomic_store(&t->want, OPENER_PAGES);
         wake_flusher(0);
+        for (int i = 0; i < 2000 && atomic_load(&t->populated) < OPENER_PAGES; i++)
+            nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
     }
     return 0;
 }
