@@ -5,7 +5,11 @@
  *
  * Every kernel is told its cost (the FLOPs and bytes layer 4 counted), so
  * the simulator can model it and the HIP backend can report achieved
- * rates. Pointers are device addresses of the current runtime (host
+ * rates, and when layer 4 began the op. It returns when it handed the work
+ * off, on the trace's clock (a launch's end; on the simulated GPU the clock
+ * is set back to it once the CPU twin has computed), or 0 when it did not
+ * read the clock (the CPU computes in place): layer 4's slice of the op
+ * ends there without reading the clock again. Pointers are device addresses of the current runtime (host
  * addresses on cpu and sim); weights and their small vectors are host
  * addresses that the backend maps with rt_dev().
  */
@@ -20,19 +24,20 @@ typedef struct {
     const char *name;     /* the op's name in the trace ("q_proj") */
     double flops, bytes;
     int64_t step;         /* engine step, for the trace */
+    uint64_t t0;          /* when layer 4 began the op (trace_now_ns()); 0: unread */
 } kcost;
 
 typedef struct {
     const char *name;     /* "cpu", "sim", "hip" */
-    void (*embedding)(const kcost *c, float *x, const tensor *E, const int *ids, int T);
-    void (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
-    void (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-    void (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-    void (*kv_append)(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-    void (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+    uint64_t (*embedding)(const kcost *c, float *x, const tensor *E, const int *ids, int T);
+    uint64_t (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
+    uint64_t (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
+    uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+    uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
+    uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
-    void (*silu_mul)(const kcost *c, float *g, const float *u, int n);
-    void (*add)(const kcost *c, float *x, const float *y, int n);
+    uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
+    uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
     /* The backend's own copy of a weight matrix, made once at load (the
      * CPU's is block-quantized rows interleaved for its vector units);
      * 0, or -1 when out of memory. NULL: the backend reads the weights as

@@ -1,22 +1,40 @@
-/* backend_cpu.c -- the CPU twins behind the backend seam; cost unused. */
+/* backend_cpu.c -- the CPU twins behind the backend seam; cost unused, clock unread. */
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 
-static void embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) { (void)c; k_embedding(x, E, ids, T); }
-static void rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) { (void)c; k_rmsnorm(o, x, w, T, n, eps); }
-static void matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) { (void)c; k_matmul(y, x, W, b, T, N, K); }
-static void rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+static uint64_t embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
+    (void)c; k_embedding(x, E, ids, T);
+    return 0;
+}
+static uint64_t rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
+    (void)c; k_rmsnorm(o, x, w, T, n, eps);
+    return 0;
+}
+static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
+    (void)c; k_matmul(y, x, W, b, T, N, K);
+    return 0;
+}
+static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
     (void)c; k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
+    return 0;
 }
-static void kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
+static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     (void)c; k_kv_append(kv, s, l, pos0, k, v, n);
+    return 0;
 }
-static void attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                      int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
+static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     (void)c; k_attention(out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+    return 0;
 }
-static void silu_mul(const kcost *c, float *g, const float *u, int n) { (void)c; k_silu_mul(g, u, n); }
-static void add(const kcost *c, float *x, const float *y, int n) { (void)c; k_add(x, y, n); }
+static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {
+    (void)c; k_silu_mul(g, u, n);
+    return 0;
+}
+static uint64_t add(const kcost *c, float *x, const float *y, int n) {
+    (void)c; k_add(x, y, n);
+    return 0;
+}
 
 const backend backend_cpu = { "cpu", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,
                                k_pack, k_pack_reset };

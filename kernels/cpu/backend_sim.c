@@ -27,54 +27,58 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }
-    uint64_t t = rt_launch_begin(kernel);
+    uint64_t t = rt_launch_begin(kernel, c->t0);   /* it launches as the op begins */
     uint64_t end = rt_launch_end(c, kernel, d, k.wavefronts, t);
     sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);   /* queued at the launch call */
     rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
     return end;
 }
-static void emulated(uint64_t t0) { trace_clock_shift(-(int64_t)(trace_now_ns() - t0)); }
+/* The clock goes back to t, the launch's end: the twin's time is not the GPU's. */
+static uint64_t emulated(uint64_t t) {
+    trace_clock_shift(-(int64_t)(trace_now_ns() - t));
+    return t;
+}
 
-static void embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
+static uint64_t embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
     uint64_t t = launch(c, "embedding", geo_embedding(T));
     if (twin()) backend_cpu.embedding(c, x, E, ids, T);
-    emulated(t);
+    return emulated(t);
 }
-static void rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
+static uint64_t rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
     uint64_t t = launch(c, "rmsnorm", geo_rmsnorm(T));
     if (twin()) backend_cpu.rmsnorm(c, o, x, w, T, n, eps);
-    emulated(t);
+    return emulated(t);
 }
-static void matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
+static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     uint64_t t = launch(c, T == 1 ? "gemv" : "gemm", geo_matmul(T, N, wave()));
     if (twin()) backend_cpu.matmul(c, y, x, W, b, T, N, K);
-    emulated(t);
+    return emulated(t);
 }
-static void rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
     uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
     if (twin()) backend_cpu.rope(c, x, T, n_heads, head_dim, pos, theta, adjacent);
-    emulated(t);
+    return emulated(t);
 }
-static void kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
+static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     uint64_t t = launch(c, "kv_append", geo_kv_append(n));
     if (twin()) backend_cpu.kv_append(c, kv, s, l, pos0, k, v, n);
-    emulated(t);
+    return emulated(t);
 }
-static void attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                      int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
+static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     uint64_t t = launch(c, n == 1 ? "attention_decode" : "attention_prefill", geo_attention(n, n_heads, wave()));
     if (twin()) backend_cpu.attention(c, out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
-    emulated(t);
+    return emulated(t);
 }
-static void silu_mul(const kcost *c, float *g, const float *u, int n) {
+static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {
     uint64_t t = launch(c, "silu_mul", geo_elementwise(n));
     if (twin()) backend_cpu.silu_mul(c, g, u, n);
-    emulated(t);
+    return emulated(t);
 }
-static void add(const kcost *c, float *x, const float *y, int n) {
+static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     uint64_t t = launch(c, "add", geo_elementwise(n));
     if (twin()) backend_cpu.add(c, x, y, n);
-    emulated(t);
+    return emulated(t);
 }
 
 const backend backend_sim = { "sim", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,

@@ -21,22 +21,22 @@ static const int *block_table(const kv_seq *s, int64_t step) {
     return bt.dev;
 }
 
-void hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
+uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     const int *blocks = block_table(s, c->step);
-    launch(c, "kv_append", kv_append_kernel, geo_kv_append(n), 0,
-           kv->k, kv->v, blocks, l, pos0, k, v, kv->n_blocks, kv->block_size, kv->kv_dim);
+    return launch(c, "kv_append", kv_append_kernel, geo_kv_append(n), 0,
+                  kv->k, kv->v, blocks, l, pos0, k, v, kv->n_blocks, kv->block_size, kv->kv_dim);
 }
 
-void hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                   int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
+uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     if (head_dim > MAX_PER_LANE * hip_wave())
         rt_hip_fail(3, "attention", "head_dim larger than the kernel's registers hold", __FILE__, __LINE__);
     const int *blocks = block_table(s, c->step);
     kdims d = geo_attention(n, n_heads, hip_wave());
     size_t lds = 2 * (size_t)kv->block_size * head_dim * sizeof(float);
     const char *name = n == 1 ? "attention_decode" : "attention_prefill";
-    launch(c, name, attention_kernel, d, lds, out, q, kv->k, kv->v, blocks, l, pos0, n, n_heads,
-           n_heads / n_kv_heads, head_dim, kv->n_blocks, kv->block_size, kv->kv_dim, att_rows(n));
+    return launch(c, name, attention_kernel, d, lds, out, q, kv->k, kv->v, blocks, l, pos0, n, n_heads,
+                  n_heads / n_kv_heads, head_dim, kv->n_blocks, kv->block_size, kv->kv_dim, att_rows(n));
 }
 
 JIT_SOURCE(jit_attention, "kernels/hip/attention_kernels.h", ATTENTION_KERNELS)

@@ -46,11 +46,11 @@ void hip_launch_begin(const void *fn, kdims d) {
         H.made++;
     }
     H.p[H.n].d = d;
-    H.p[H.n].t0 = rt_launch_begin(fn);
+    H.p[H.n].t0 = rt_launch_begin(fn, 0);   /* after any copy the op made first */
     HIP_CHECK(2, hipEventRecord(H.p[H.n].start, H.stream));
 }
 
-void hip_launch_end(const kcost *c, const char *kernel) {
+uint64_t hip_launch_end(const kcost *c, const char *kernel) {
     HIP_CHECK(3, hipGetLastError());   /* the launch itself: bad shape, no code for this arch */
     HIP_CHECK(2, hipEventRecord(H.p[H.n].stop, H.stream));
     H.p[H.n].kernel = kernel;
@@ -58,7 +58,7 @@ void hip_launch_end(const kcost *c, const char *kernel) {
     kdims d = H.p[H.n].d;
     uint64_t t0 = H.p[H.n].t0;
     H.n++;
-    rt_launch_end(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave), t0);
+    return rt_launch_end(c, kernel, d, d.grid * ((d.block + H.wave - 1) / H.wave), t0);
 }
 
 /* --jit: one program of every kernel file's kernels; its functions, once loaded. */

@@ -26,7 +26,7 @@ extern "C" {
 
 /* backend_hip.hip: timing events around each launch, and the wave size. */
 void hip_launch_begin(const void *fn, kdims d);
-void hip_launch_end(const kcost *c, const char *kernel);
+uint64_t hip_launch_end(const kcost *c, const char *kernel);
 int  hip_wave(void);
 hipStream_t hip_stream(void);
 void hip_backend_open(hipStream_t s, int wave);
@@ -58,20 +58,20 @@ template <typename... P> static void launch_args(const void *fn, kdims d, size_t
         HIP_CHECK(3, hipLaunchKernel(fn, dim3(d.grid), dim3(d.block), args, lds, hip_stream()));
 }
 template <typename... P, typename... A>
-static void launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
+static uint64_t launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
     hip_launch_begin((const void *)fn, d);
     launch_args<P...>((const void *)fn, d, lds, a...);
-    hip_launch_end(c, name);
+    return hip_launch_end(c, name);
 }
 
 /* The launchers, one per kernel file; backend_hip.hip puts them in the table. */
-void hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T);
-void hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
-void hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-void hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-void hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-void hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                   int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
-void hip_silu_mul(const kcost *c, float *g, const float *u, int n);
-void hip_add(const kcost *c, float *x, const float *y, int n);
+uint64_t hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T);
+uint64_t hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
+uint64_t hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
+uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
+uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
+                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+uint64_t hip_silu_mul(const kcost *c, float *g, const float *u, int n);
+uint64_t hip_add(const kcost *c, float *x, const float *y, int n);
 #endif

@@ -6,29 +6,30 @@
 #include "kernels/hip/matmul_kernels.h"
 
 template <int DT>
-static void matmul_dt(const kcost *c, float *y, const float *x, const void *w, const float *b, int T, int N, int K, size_t row) {
+static uint64_t matmul_dt(const kcost *c, float *y, const float *x, const void *w, const float *b, int T, int N, int K, size_t row) {
     kdims d = geo_matmul(T, N, hip_wave());
-    if (T > 1) launch(c, "gemm", gemm_kernel<DT>, d, 0, y, x, w, b, T, N, K, row);
+    if (T > 1) return launch(c, "gemm", gemm_kernel<DT>, d, 0, y, x, w, b, T, N, K, row);
     else if constexpr (DT == DT_Q8_0 || DT == DT_Q4_0 || DT == DT_Q4_1)
-        launch(c, "gemv", qgemv_kernel<DT>, d, 0, y, x, w, b, N, K / 32, row);
+        return launch(c, "gemv", qgemv_kernel<DT>, d, 0, y, x, w, b, N, K / 32, row);
     else if ((uintptr_t)w % 16 == 0 && row % 16 == 0 && K % vec16<DT>::n == 0)
-        launch(c, "gemv", gemv_kernel<DT, true>, d, 0, y, x, w, b, N, K, row);
-    else launch(c, "gemv", gemv_kernel<DT, false>, d, 0, y, x, w, b, N, K, row);
+        return launch(c, "gemv", gemv_kernel<DT, true>, d, 0, y, x, w, b, N, K, row);
+    else return launch(c, "gemv", gemv_kernel<DT, false>, d, 0, y, x, w, b, N, K, row);
 }
 
-void hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
+uint64_t hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     const void *w = rt_dev(W->data);
     const float *bd = (const float *)rt_dev(b);
     size_t row = dtype_row_bytes(W->dt, K);
     switch (W->dt) {
-    case DT_F32:  matmul_dt<DT_F32>(c, y, x, w, bd, T, N, K, row); break;
-    case DT_F16:  matmul_dt<DT_F16>(c, y, x, w, bd, T, N, K, row); break;
-    case DT_BF16: matmul_dt<DT_BF16>(c, y, x, w, bd, T, N, K, row); break;
-    case DT_Q8_0: matmul_dt<DT_Q8_0>(c, y, x, w, bd, T, N, K, row); break;
-    case DT_Q4_0: matmul_dt<DT_Q4_0>(c, y, x, w, bd, T, N, K, row); break;
-    case DT_Q4_1: matmul_dt<DT_Q4_1>(c, y, x, w, bd, T, N, K, row); break;
+    case DT_F32:  return matmul_dt<DT_F32>(c, y, x, w, bd, T, N, K, row);
+    case DT_F16:  return matmul_dt<DT_F16>(c, y, x, w, bd, T, N, K, row);
+    case DT_BF16: return matmul_dt<DT_BF16>(c, y, x, w, bd, T, N, K, row);
+    case DT_Q8_0: return matmul_dt<DT_Q8_0>(c, y, x, w, bd, T, N, K, row);
+    case DT_Q4_0: return matmul_dt<DT_Q4_0>(c, y, x, w, bd, T, N, K, row);
+    case DT_Q4_1: return matmul_dt<DT_Q4_1>(c, y, x, w, bd, T, N, K, row);
     default: rt_hip_fail(3, "matmul", "no HIP kernel for this weight dtype", __FILE__, __LINE__);
     }
+    return 0;
 }
 
 JIT_SOURCE(jit_matmul, "kernels/hip/matmul_kernels.h", MATMUL_KERNELS)

@@ -16,13 +16,25 @@ static trace_where W(void) {
     return (trace_where){ .layer = L_OPS, .dir = DIR_DOWN, .req = where_req, .step = where_step, .clock = CLOCK_MEASURED };
 }
 
-/* Record the op's event; its cost goes down to the kernel. */
-static kcost begin(const char *name, double flops, double bytes, int T) {
-    trace_arg a[] = { TA_DBL("flops", flops), TA_DBL("bytes", bytes), TA_INT("tokens", T) };
-    trace_begin(W(), name, 3, a);
-    return (kcost){ name, flops, bytes, where_step };
+/* The op's cost, which goes down to the kernel, and its start. The clock
+ * is read only when something uses it: the trace, or a launch (on a
+ * simulated GPU the launch starts here; the CPU computes untimed). */
+static kcost begin(const char *name, double flops, double bytes) {
+    int timed = trace_enabled() || rt_device_now()->kind != RT_CPU;
+    return (kcost){ name, flops, bytes, where_step, timed ? trace_now_ns() : 0 };
 }
-static void end(void) { trace_end(W(), 0, NULL); }
+
+/* The op as one slice, recorded when it returns: from its start to when the
+ * backend handed the work off (t1), or to now when it did not say. */
+static void end(const kcost *c, uint64_t t1, int nargs, const trace_arg *a) {
+    if (!trace_enabled() || !c->t0) return;
+    if (!t1) t1 = trace_now_ns();
+    trace_slice(W(), c->name, c->t0, t1 - c->t0, nargs, a);
+}
+static void end_tokens(const kcost *c, uint64_t t1, int T) {
+    trace_arg a[] = { TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes), TA_INT("tokens", T) };
+    end(c, t1, 3, a);
+}
 
 int op_prepare_weight(const tensor *W) {
     const backend *b = rt_backend();
@@ -36,61 +48,54 @@ void op_release_weights(void) {
 
 void op_embedding(float *x, const tensor *E, const int *ids, int T) {
     int launches = rt_device_now()->kind != RT_CPU;   /* cpu has no layer-3 launch to point at */
-    uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch */
-    if (launches) trace_flow_out(f);
-    kcost c = begin("embedding", 0, (double)T * dtype_row_bytes(E->dt, E->shape[1]) + 4.0 * T * E->shape[1], T);
-    if (launches) trace_flow_in(f);
-    rt_backend()->embedding(&c, x, E, ids, T);
-    end();
+    uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch: */
+    kcost c = begin("embedding", 0, (double)T * dtype_row_bytes(E->dt, E->shape[1]) + 4.0 * T * E->shape[1]);
+    if (launches) trace_flow_in(f);                    /* it ends on the launch, recorded first, */
+    uint64_t t1 = rt_backend()->embedding(&c, x, E, ids, T);
+    if (launches) trace_flow_out(f);                   /* and leaves the op's slice, recorded next */
+    end_tokens(&c, t1, T);
 }
 
 void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps) {
-    kcost c = begin(name, 4.0 * T * n, 4.0 * (2.0 * T * n + n), T);
-    rt_backend()->rmsnorm(&c, o, x, w, T, n, eps);
-    end();
+    kcost c = begin(name, 4.0 * T * n, 4.0 * (2.0 * T * n + n));
+    end_tokens(&c, rt_backend()->rmsnorm(&c, o, x, w, T, n, eps), T);
 }
 
 void op_matmul(const char *name, float *y, const float *x, const tensor *Wt, const float *b, int T) {
     int N = (int)Wt->shape[0], K = (int)Wt->shape[1];
     double wbytes = (double)dtype_row_bytes(Wt->dt, K) * N;
-    kcost c = { name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N), where_step };
+    kcost c = begin(name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N));
+    uint64_t t1 = rt_backend()->matmul(&c, y, x, Wt, b, T, N, K);
     trace_arg a[] = { TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes),
                       TA_DBL("weight_bytes", wbytes), TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K),
                       TA_LIT("dtype", dtype_name(Wt->dt)) };
-    trace_begin(W(), name, 7, a);
-    rt_backend()->matmul(&c, y, x, Wt, b, T, N, K);
-    end();
+    end(&c, t1, 7, a);
 }
 
 void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
-    kcost c = begin("rope", 6.0 * T * n_heads * head_dim / 2, 8.0 * T * n_heads * head_dim, T);
-    rt_backend()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent);
-    end();
+    kcost c = begin("rope", 6.0 * T * n_heads * head_dim / 2, 8.0 * T * n_heads * head_dim);
+    end_tokens(&c, rt_backend()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
 }
 
 void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * n * c->kv_dim, n);
-    rt_backend()->kv_append(&cost, c, s, l, pos0, k, v, n);
-    end();
+    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * n * c->kv_dim);
+    end_tokens(&cost, rt_backend()->kv_append(&cost, c, s, l, pos0, k, v, n), n);
 }
 
 void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
                   int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     double keys = (double)n * pos0 + (double)n * (n + 1) / 2;   /* sum over queries of positions seen */
     double kv_read = 2.0 * sizeof(float) * (pos0 + n) * n_kv_heads * head_dim;
-    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * n * n_heads * head_dim, n);
-    rt_backend()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
-    end();
+    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * n * n_heads * head_dim);
+    end_tokens(&cost, rt_backend()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim), n);
 }
 
 void op_silu_mul(float *g, const float *u, int T, int n) {
-    kcost c = begin("silu_mul", 6.0 * T * n, 12.0 * T * n, T);
-    rt_backend()->silu_mul(&c, g, u, T * n);
-    end();
+    kcost c = begin("silu_mul", 6.0 * T * n, 12.0 * T * n);
+    end_tokens(&c, rt_backend()->silu_mul(&c, g, u, T * n), T);
 }
 
 void op_add(const char *name, float *x, const float *y, int T, int n) {
-    kcost c = begin(name, (double)T * n, 12.0 * T * n, T);
-    rt_backend()->add(&c, x, y, T * n);
-    end();
+    kcost c = begin(name, (double)T * n, 12.0 * T * n);
+    end_tokens(&c, rt_backend()->add(&c, x, y, T * n), T);
 }

@@ -248,9 +248,9 @@ static trace_where L3(const kcost *c) {
     return (trace_where){ .layer = L_KERNELS, .dir = DIR_DOWN, .req = -1, .step = c->step, .clock = CLOCK_MEASURED };
 }
 
-uint64_t rt_launch_begin(const void *code) {
-    rt_code_object(code);
-    return trace_now_ns();
+uint64_t rt_launch_begin(const void *code, uint64_t t0) {
+    if (!R.loaded) { rt_code_object(code); t0 = 0; }
+    return t0 ? t0 : trace_now_ns();
 }
 uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0) {
     uint64_t t = trace_now_ns();

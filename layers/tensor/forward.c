@@ -60,7 +60,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
 
     trace_arg a[] = { TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim), TA_LIT("x_dtype", "f32"),
                       TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt)) };
-    uint64_t f = trace_flow_next();    /* an arrow on to the first operator (layer 4) */
+    uint64_t f = trace_flow_next();    /* an arrow on to the first thing it does: copy the ids (layer 2) */
     trace_flow_out(f);
     trace_begin(where5(step), "forward", 5, a);
     trace_flow_in(f);
