@@ -9,13 +9,18 @@
  * Why one process and many pairs: on a shared or virtual machine a
  * millisecond-long run varies by tens of percent from one process to the
  * next (page faults, thread start, the host's other tenants), far more than
- * the few percent being measured. Here the model is loaded once, a few
- * generations warm it up, and each traced run sits next to an untraced one
- * (in alternating order); the overhead is the median of the pairs' time
- * ratios, with a 95% confidence interval from the ranks around it (the
- * host's hiccups, a few runs taking twice as long, would swamp a mean). The files are written at trace_close,
- * after the timed generation: that time is reported apart, as events
- * written per second.
+ * the few percent being measured. Here a few generations warm up, and each
+ * traced run sits next to an untraced one (in alternating order); the
+ * overhead is the median of the pairs' time ratios, with a 95% confidence
+ * interval from the ranks around it (the host's hiccups, a few runs taking
+ * twice as long, would swamp a mean). The files are written at
+ * trace_close, after the timed generation: that time is reported apart, as
+ * events written per second.
+ *
+ * Each run loads the model and then generates, as `hipath run` and
+ * `generate` do (after opening the trace, when tracing), so a traced
+ * generation does not start in the caches trace_open has just stirred: in
+ * a real run the model load comes in between.
  */
 #include <math.h>
 #include <stdio.h>
@@ -42,13 +47,15 @@ static void die(const char *what, const char *err)
     exit(1);
 }
 
-typedef struct { model m; int ids[512], n_ids, stop[16], n_stop, tokens; } job;
+typedef struct { const char *dir; model m; int ids[512], n_ids, tokens; } job;
 
-/* One generation; its host time. */
+/* One generation with the model loaded just before it, as `hipath run` and
+ * `generate` do (after opening the trace, when they trace): its host time. */
 static double generate(job *j)
 {
     char err[256];
     engine e;
+    if (model_load(&j->m, j->dir, err, sizeof err)) die(j->dir, err);
     if (engine_init(&e, &j->m, j->n_ids, 1, j->n_ids + j->tokens, err, sizeof err)) die("engine", err);
     request r = { .id = 1, .prompt = j->ids, .n_prompt = j->n_ids, .max_tokens = j->tokens,
                   .samp = { .temperature = 0, .top_p = 1 } };
@@ -56,6 +63,7 @@ static double generate(job *j)
     if (engine_generate(&e, &r, err, sizeof err)) die("generate", err);
     double s = now_s() - t0;
     engine_free(&e);
+    model_free(&j->m);
     return s;
 }
 
@@ -99,7 +107,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "models/tiny-hi", *device = argc > 2 ? argv[2] : "sim:w7900";
-    job j = { .tokens = argc > 3 ? atoi(argv[3]) : 32 };
+    job j = { .dir = dir, .tokens = argc > 3 ? atoi(argv[3]) : 32 };
     int pairs = argc > 4 ? atoi(argv[4]) : 100;
     char err[512];
     if (j.tokens < 1 || pairs < 2) die("usage", "trace_overhead [MODEL_DIR [DEVICE [TOKENS >= 1 [PAIRS >= 2]]]]");
@@ -116,6 +124,7 @@ int main(int argc, char **argv)
         for (j.n_ids = 0; j.n_ids < 8; j.n_ids++) j.ids[j.n_ids] = j.n_ids + 1;
     }
     if (j.n_ids + j.tokens > j.m.cfg.max_seq_len) die("usage", "prompt + TOKENS exceeds the context length");
+    model_free(&j.m);
 
     double ev = 0, cl = 0;
     for (int i = 0; i < 3; i++) { generate(&j); traced(&j, device, &ev, &cl); }   /* warm up */
@@ -138,7 +147,6 @@ int main(int argc, char **argv)
     remove_files();
     free(off); free(on); free(ratio); free(wps);
     if (tok) tokenizer_free(tok);
-    model_free(&j.m);
     rt_close();
     return 0;
 }
