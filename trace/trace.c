@@ -550,65 +550,81 @@ static uint8_t *reserve(trace_thread *t, uint32_t n)
     return t->ring + head % RING_BYTES;
 }
 
-static size_t cut(const char *s) { return strnlen(s, MAX_STR - 1); }
+static size_t cut(const char *s) { return strnlen(s ? s : "", MAX_STR - 1); }
 
-static void put_str(uint8_t **p, const char *s, size_t len)
+/* The room the copied (ARG_STR) strings take after the args, and their copy. */
+static size_t strings_size(int nargs, const trace_arg *args)
 {
-    memcpy(*p, s, len);
-    (*p)[len] = 0;
-    *p += len + 1;
+    size_t n = 0;
+    for (int i = 0; i < nargs; i++)
+        if (args[i].type == ARG_STR) n += cut(args[i].s) + 1;
+    return n;
+}
+static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
+{
+    for (int i = 0; i < nargs; i++)
+        if (args[i].type == ARG_STR) {
+            size_t len = cut(args[i].s);
+            memcpy(q, args[i].s ? args[i].s : "", len);
+            q[len] = 0;
+            q += len + 1;
+        }
 }
 
 /* The header of an n-byte record at the ring's head; publish() makes it
  * visible to the drainer once the rest is written. */
-static uint8_t *start_record(trace_thread *t, size_t n, int kind, trace_where w, const char *name, uint64_t ts)
+static record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
 {
     record *r = (record *)reserve(t, n);
     r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
-    r->layer = w.layer; r->dir = w.dir; r->clock = w.clock; r->track = w.track;
-    r->req = w.req; r->step = w.step; r->ts = ts; r->dur = 0;
+    r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
+    r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
     r->name = name ? name : "";
-    return (uint8_t *)r;
+    return r;
 }
 
+/* The lines PREFETCH bytes ahead of the head are fetched for writing, as
+ * many as the largest common record spans: a few prefetches of lines
+ * already fetched cost less than the loop that would skip them. */
 static void publish(trace_thread *t, size_t n, uint64_t events)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    for (uint64_t a = (head + PREFETCH) & ~63ull; a < head + n + PREFETCH; a += 64)
-        __builtin_prefetch(t->ring + a % RING_BYTES, 1, 3);
+    uint8_t *ahead = t->ring + ((head + PREFETCH) & (RING_BYTES - 1) & ~63ull);
+    __builtin_prefetch(ahead, 1, 3);
+    __builtin_prefetch(ahead + 64, 1, 3);
+    __builtin_prefetch(ahead + 128, 1, 3);
+    __builtin_prefetch(ahead + 192, 1, 3);
     atomic_store_explicit(&t->head, head + n, memory_order_release);
     atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + events,
                           memory_order_relaxed);
 }
 
-static trace_thread *recorder(trace_where w)
+static trace_thread *recorder(const trace_where *w)
 {
     trace_thread *t = self();
-    if (!t || w.layer < L_GPU || w.layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return NULL; }
+    if (!t || w->layer < L_GPU || w->layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return NULL; }
     return t;
 }
 
-static void record_event(int kind, trace_where w, const char *name, uint64_t ts,
+static void record_event(int kind, const trace_where *w, const char *name, uint64_t ts,
                          uint64_t dur, double value, int nargs, const trace_arg *args)
 {
     trace_thread *t = recorder(w);
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
-    int takes_flows = kind == EV_BEGIN || kind == EV_SLICE;
-    int nout = takes_flows ? t->nout : 0, nin = takes_flows ? t->nin : 0;
+    int strs = 0, nout = 0, nin = 0;
+    for (int i = 0; i < nargs; i++) strs |= args[i].type == ARG_STR;
+    if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->nout; nin = t->nin; }
 
-    size_t len[TRACE_MAX_ARGS];
     size_t n = sizeof(record) + (nout + nin) * sizeof(uint64_t) + nargs * sizeof(trace_arg);
-    for (int i = 0; i < nargs; i++)
-        if (args[i].type == ARG_STR) { len[i] = cut(args[i].s ? args[i].s : ""); n += len[i] + 1; }
+    if (strs) n += strings_size(nargs, args);
     n = (n + 7) & ~(size_t)7;
 
-    uint8_t *p = start_record(t, n, kind, w, name, ts);
-    record *r = (record *)p;
+    record *r = start_record(t, n, kind, w, name, ts);
     r->nargs = nargs;
     if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
-    uint8_t *q = p + sizeof(record);
+    uint8_t *q = (uint8_t *)(r + 1);
     if (nout | nin) {
         r->nout = nout;
         r->nin = nin;
@@ -619,49 +635,47 @@ static void record_event(int kind, trace_where w, const char *name, uint64_t ts,
     /* not memcpy: for a few args its `rep movs` costs more than the event */
     trace_arg *a = (trace_arg *)q;
     for (int i = 0; i < nargs; i++) a[i] = args[i];
-    q += nargs * sizeof(trace_arg);
-    for (int i = 0; i < nargs; i++)
-        if (args[i].type == ARG_STR) put_str(&q, args[i].s ? args[i].s : "", len[i]);
+    if (strs) put_strings(q + nargs * sizeof(trace_arg), nargs, args);
     publish(t, n, kind != EV_TRACK);
 }
 
 void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) record_event(EV_BEGIN, w, name, trace_now_ns(), 0, 0, nargs, args);
+    if (trace_enabled()) record_event(EV_BEGIN, &w, name, trace_now_ns(), 0, 0, nargs, args);
 }
 
 void trace_end(trace_where w, int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) record_event(EV_END, w, "", trace_now_ns(), 0, 0, nargs, args);
+    if (trace_enabled()) record_event(EV_END, &w, "", trace_now_ns(), 0, 0, nargs, args);
 }
 
 void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
                  int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) record_event(EV_SLICE, w, name, ts_ns, dur_ns, 0, nargs, args);
+    if (trace_enabled()) record_event(EV_SLICE, &w, name, ts_ns, dur_ns, 0, nargs, args);
 }
 
 void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) record_event(EV_INSTANT, w, name, trace_now_ns(), 0, 0, nargs, args);
+    if (trace_enabled()) record_event(EV_INSTANT, &w, name, trace_now_ns(), 0, 0, nargs, args);
 }
 
 void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
 {
     if (trace_enabled())
-        record_event(EV_COUNTER, w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
+        record_event(EV_COUNTER, &w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
 }
 
 /* One record for n samples: the drainer hands them to the sinks one by one. */
 void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns, const double *values)
 {
-    trace_thread *t = trace_enabled() && n > 0 ? recorder(w) : NULL;
+    trace_thread *t = trace_enabled() && n > 0 ? recorder(&w) : NULL;
     if (!t) return;
     if (n > TRACE_MAX_SAMPLES) { atomic_fetch_add(&T.dropped, n - TRACE_MAX_SAMPLES); n = TRACE_MAX_SAMPLES; }
     size_t size = sizeof(record) + n * 2 * sizeof(uint64_t);
-    uint8_t *p = start_record(t, size, EV_SERIES, w, name, ts_ns[0]);
-    ((record *)p)->nargs = n;
-    sample *s = (sample *)(p + sizeof(record));
+    record *r = start_record(t, size, EV_SERIES, &w, name, ts_ns[0]);
+    r->nargs = n;
+    sample *s = (sample *)(r + 1);
     for (int i = 0; i < n; i++) s[i] = (sample){ ts_ns[i], values[i] };
     publish(t, size, n);
 }
@@ -687,7 +701,7 @@ void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
 void trace_track_name(int layer, int track, const char *name)
 {
     if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
-        record_event(EV_TRACK, (trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
+        record_event(EV_TRACK, &(trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
                      1, &TA_STR("name", name));   /* made up at run time: copied */
 }
 
