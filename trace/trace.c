@@ -529,7 +529,7 @@ static void page_in(trace_thread *t, uint64_t end)
 /* n contiguous bytes at the head: a record never wraps, the end of the ring
  * is skipped with a pad record instead. The tail is read only when the
  * backlog looks big, so the flusher's stores do not slow every event. */
-static uint8_t *reserve(trace_thread *t, uint32_t n)
+static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, uint32_t n)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
@@ -573,7 +573,7 @@ static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
 
 /* The header of an n-byte record at the ring's head; publish() makes it
  * visible to the drainer once the rest is written. */
-static record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
+static inline __attribute__((always_inline)) record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
 {
     record *r = (record *)reserve(t, n);
     r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
@@ -613,29 +613,33 @@ static void record_event(int kind, const trace_where *w, const char *name, uint6
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
-    int strs = 0, nout = 0, nin = 0;
-    for (int i = 0; i < nargs; i++) strs |= args[i].type == ARG_STR;
+    int nout = 0, nin = 0;
     if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->nout; nin = t->nin; }
+    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(record) + flows + nargs * sizeof(trace_arg);
 
-    size_t n = sizeof(record) + (nout + nin) * sizeof(uint64_t) + nargs * sizeof(trace_arg);
-    if (strs) n += strings_size(nargs, args);
-    n = (n + 7) & ~(size_t)7;
-
+    /* The args are copied as they are looked at for strings to copy (rare:
+     * such a record is reserved again with room for them). Not memcpy: for
+     * a few args its `rep movs` costs more than the event. */
     record *r = start_record(t, n, kind, w, name, ts);
+    trace_arg *a = (trace_arg *)((uint8_t *)(r + 1) + flows);
+    int strs = 0;
+    for (int i = 0; i < nargs; i++) { a[i] = args[i]; strs |= args[i].type == ARG_STR; }
+    if (strs) {
+        n += (strings_size(nargs, args) + 7) & ~(size_t)7;
+        r = start_record(t, n, kind, w, name, ts);
+        a = (trace_arg *)((uint8_t *)(r + 1) + flows);
+        for (int i = 0; i < nargs; i++) a[i] = args[i];
+        put_strings((uint8_t *)(a + nargs), nargs, args);
+    }
     r->nargs = nargs;
     if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
-    uint8_t *q = (uint8_t *)(r + 1);
     if (nout | nin) {
         r->nout = nout;
         r->nin = nin;
-        memcpy(q, t->out, nout * sizeof(uint64_t)); q += nout * sizeof(uint64_t);
-        memcpy(q, t->in, nin * sizeof(uint64_t));   q += nin * sizeof(uint64_t);
+        memcpy(r + 1, t->out, nout * sizeof(uint64_t));
+        memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), t->in, nin * sizeof(uint64_t));
         t->nout = t->nin = 0;
     }
-    /* not memcpy: for a few args its `rep movs` costs more than the event */
-    trace_arg *a = (trace_arg *)q;
-    for (int i = 0; i < nargs; i++) a[i] = args[i];
-    if (strs) put_strings(q + nargs * sizeof(trace_arg), nargs, args);
     publish(t, n, kind != EV_TRACK);
 }
 
