@@ -34,7 +34,7 @@
 #define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
 #define OPENER_PAGES (8u << 20)       /* ... but the thread that opens the trace records most */
-#define RECORDER_PAGES (256u << 10)   /* mapped by a recorder that ran out of pages */
+#define RECORDER_PAGES (64u << 10)    /* mapped by a recorder that ran out of pages */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
 #define MAX_THREADS 256
@@ -573,7 +573,8 @@ static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
 
 /* The header of an n-byte record at the ring's head; publish() makes it
  * visible to the drainer once the rest is written. */
-static inline __attribute__((always_inline)) record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
+static inline __attribute__((always_inline)) record *start_record(trace_thread *t, size_t n, int kind,
+                                                                  const trace_where *w, const char *name, uint64_t ts)
 {
     record *r = (record *)reserve(t, n);
     r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
