@@ -75,9 +75,13 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
 
 # Every test: unit tests (cmocka), then the reference checks; one summary line.
 test: all
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+	@$(MAKE) --no-print-directory asan
 	@sh scripts/deps-test.sh
 	@sh tests/run.sh
+
+# The library, CLI and unit tests again under AddressSanitizer and UBSan (build/asan).
+asan:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
 
 demo: $(BUILD)/hipath
 	$(BUILD)/hipath run "Hi"
