@@ -68,7 +68,8 @@ typedef struct {
     _Atomic uint64_t events;
     uint64_t tail_seen;                  /* the owner's last look at tail */
     uint8_t *ring;
-    uint64_t paged_seen;                 /* the owner's last look at populated */
+    uint64_t limit;                      /* the head may reach this without a look at
+                                          * the tail, the ring's pages or its end */
     int nout, nin;                       /* flows waiting for the next slice */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
@@ -515,23 +516,24 @@ static void wait_for_room(trace_thread *t, uint64_t end)
     wait_stats(mono_ns() - start);
 }
 
-/* The ring has no pages up to end yet: map them (see populate). */
-static void page_in(trace_thread *t, uint64_t end)
+/* The ring's bytes have their pages up to end (see populate); returns how
+ * far they have them, UINT64_MAX once all have. */
+static uint64_t page_in(trace_thread *t, uint64_t end)
 {
     size_t have = atomic_load_explicit(&t->populated, memory_order_acquire);
     if (have < end) {
         populate(t, end + RECORDER_PAGES);
         have = atomic_load_explicit(&t->populated, memory_order_acquire);
     }
-    t->paged_seen = have >= RING_BYTES ? UINT64_MAX : have;
+    return have >= RING_BYTES ? UINT64_MAX : have;
 }
 
-/* n contiguous bytes at the head: a record never wraps, the end of the ring
- * is skipped with a pad record instead. The tail is read only when the
- * backlog looks big, so the flusher's stores do not slow every event. */
-static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, uint32_t n)
+/* A record of n bytes at head would pass the limit: the end of the ring is
+ * skipped with a pad record (a record never wraps), a big backlog wakes the
+ * flusher (a full ring waits for it), pages are mapped; and the limit is
+ * set again. Returns the record's place. */
+static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
 {
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
     uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
     uint64_t end = head + pad + n;
     if (end - t->tail_seen > HIGH_WATER) {
@@ -539,7 +541,7 @@ static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, u
         if (end - t->tail_seen > HIGH_WATER) kick();
         if (end - t->tail_seen > RING_BYTES) wait_for_room(t, end);
     }
-    if (end > t->paged_seen) page_in(t, end);
+    uint64_t paged = page_in(t, end), lap_end;
     if (pad) {
         record *r = (record *)(t->ring + pos);
         r->size = pad;
@@ -547,6 +549,20 @@ static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, u
         head += pad;
         atomic_store_explicit(&t->head, head, memory_order_release);
     }
+    lap_end = (head / RING_BYTES + 1) * RING_BYTES;
+    t->limit = t->tail_seen + HIGH_WATER;
+    if (paged < t->limit) t->limit = paged;
+    if (lap_end < t->limit) t->limit = lap_end;
+    return head;
+}
+
+/* n contiguous bytes at the head. One comparison, mostly: the tail, the
+ * pages and the ring's end are looked at only near the limit, so the
+ * flusher's stores do not slow every event. */
+static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, uint32_t n)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    if (head + n > t->limit) head = make_room(t, head, n);
     return t->ring + head % RING_BYTES;
 }
 
