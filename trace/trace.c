@@ -639,9 +639,9 @@ static void record_event(int kind, const trace_where *w, const char *name, uint6
      * a few args its `rep movs` costs more than the event. */
     record *r = start_record(t, n, kind, w, name, ts);
     trace_arg *a = (trace_arg *)((uint8_t *)(r + 1) + flows);
-    int strs = 0;
-    for (int i = 0; i < nargs; i++) { a[i] = args[i]; strs |= args[i].type == ARG_STR; }
-    if (strs) {
+    int types = 0;
+    for (int i = 0; i < nargs; i++) { a[i] = args[i]; types |= args[i].type; }
+    if (types & ARG_STR) {
         n += (strings_size(nargs, args) + 7) & ~(size_t)7;
         r = start_record(t, n, kind, w, name, ts);
         a = (trace_arg *)((uint8_t *)(r + 1) + flows);
