@@ -25,11 +25,13 @@
 static const trace_where w = { .layer = L_KERNELS, .dir = DIR_DOWN, .req = 1, .step = 3,
                                .clock = CLOCK_MEASURED, .track = 0 };
 
-/* n events: begin + end pairs, the begin with two args, like a kernel launch. */
+/* n events: begin + end pairs, the begin with two args, like a kernel
+ * launch (whose strings are literals, kept by pointer: a copied string,
+ * TA_STR, takes a slower path). */
 static void record(long n)
 {
     for (long i = 0; i < n / 2; i++) {
-        trace_begin(w, "matmul", 2, (trace_arg[]){ TA_INT("flops", i), TA_STR("shape", "896x4864") });
+        trace_begin(w, "matmul", 2, (trace_arg[]){ TA_INT("flops", i), TA_LIT("shape", "896x4864") });
         trace_end(w, 0, NULL);
     }
 }
