@@ -31,6 +31,31 @@ if not sim["decode_s_per_token"] > 50e-6:
 print(f"ok {name}: {len(sim['ids'])} ids equal; modeled decode step {sim['decode_s_per_token']*1e6:.0f} us")
 PY
 done
+# The trace: on sim each op (layer 4) is one slice holding its one kernel
+# launch (layer 3); on cpu the ops have no launches and take measured time.
+for dev in sim:w7900 cpu; do
+  rm -f "$tmp"/t.db*
+  "$HIPATH" generate --model "$good" $GEN --device $dev --trace-db "$tmp/t.db" > /dev/null 2>&1 ||
+    { echo "FAIL: traced $dev run"; fail=1; continue; }
+  python3 - "$tmp/t.db" "$dev" <<'PY' || fail=1
+import sqlite3, sys
+db, dev = sqlite3.connect(sys.argv[1]), sys.argv[2]
+q = lambda sql: db.execute(sql).fetchone()[0]
+ops = q("SELECT count(*) FROM slices WHERE layer = 4 AND direction = 'down' AND step IS NOT NULL")
+launches = q("SELECT count(*) FROM slices WHERE layer = 3")
+if dev == "cpu":
+    if launches or not ops or q("SELECT count(*) FROM slices WHERE layer = 4 AND dur_ns <= 0"):
+        sys.exit(f"FAIL cpu trace: {ops} ops, {launches} launches, ops with no time")
+    print(f"ok cpu trace: {ops} ops, each with measured time, no launches")
+    sys.exit()
+outside = q("""SELECT count(*) FROM slices l WHERE l.layer = 3 AND NOT EXISTS (
+                 SELECT 1 FROM slices o WHERE o.layer = 4 AND o.step = l.step AND o.thread = l.thread
+                   AND o.ts_ns <= l.ts_ns AND l.ts_ns + l.dur_ns <= o.ts_ns + o.dur_ns)""")
+if ops != launches or outside:
+    sys.exit(f"FAIL sim trace: {ops} ops, {launches} launches, {outside} launches outside their op")
+print(f"ok sim trace: {ops} ops, each holding its launch")
+PY
+done
 # Device selection: bad names are refused with one line, auto says what it chose.
 "$HIPATH" generate --model "$good" $GEN --device sim:nosuch 2> "$tmp/e" && { echo "FAIL: sim:nosuch accepted"; fail=1; }
 [ "$(wc -l < "$tmp/e")" -eq 1 ] && grep -q "unknown device 'nosuch'" "$tmp/e" || { echo "FAIL: sim:nosuch message: $(cat "$tmp/e")"; fail=1; }
