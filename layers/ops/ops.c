@@ -18,7 +18,7 @@ static trace_where W(void) {
 
 /* The op's cost, which goes down to the kernel, and its start. The clock
  * is read only when something uses it: the trace, or a launch (on a
- * simulated GPU the launch starts here; the CPU computes untimed). */
+ * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
     int timed = trace_enabled() || rt_device_now()->kind != RT_CPU;
     return (kcost){ name, flops, bytes, where_step, timed ? trace_now_ns() : 0 };
