@@ -9,9 +9,10 @@
  * off, on the trace's clock (a launch's end; on the simulated GPU the clock
  * is set back to it once the CPU twin has computed), or 0 when it did not
  * read the clock (the CPU computes in place): layer 4's slice of the op
- * ends there without reading the clock again. Pointers are device addresses of the current runtime (host
- * addresses on cpu and sim); weights and their small vectors are host
- * addresses that the backend maps with rt_dev().
+ * ends there without reading the clock again. Pointers are device
+ * addresses of the current runtime (host addresses on cpu and sim);
+ * weights and their small vectors are host addresses that the backend maps
+ * with rt_dev().
  */
 #ifndef HIPATH_BACKEND_H
 #define HIPATH_BACKEND_H
@@ -35,7 +36,7 @@ typedef struct {
     uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
     uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
     uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                      int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
     uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
     /* The backend's own copy of a weight matrix, made once at load (the

@@ -238,8 +238,8 @@ static int jit(void) {
     return 1;
 }
 
-void rt_code_object(const void *kernel) {
-    if (R.loaded) return;
+/* Layer 2's part of the first launch: the code object is loaded. */
+static void code_object(const void *kernel) {
     R.loaded = 1;
     int jitted = R.jit && R.drv->jit && jit();
     trace_arg a[] = { TA_STR("device", R.dev.name), TA_STR("arch", R.dev.prof.arch), TA_INT("jit", jitted) };
@@ -253,7 +253,10 @@ static trace_where L3(const kcost *c) {
 }
 
 uint64_t rt_launch_begin(const void *code, uint64_t t0) {
-    if (!R.loaded) { rt_code_object(code); t0 = 0; }
+    if (!R.loaded) {
+        code_object(code);
+        t0 = 0;   /* the load took time since then */
+    }
     return t0 ? t0 : trace_now_ns();
 }
 uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0) {

@@ -66,16 +66,15 @@ void rt_copy(void *dst, const void *src, size_t bytes, int dir, int64_t step);
 void rt_copy_async(void *dst, const void *src, size_t bytes, int dir, int64_t step);
 void rt_sync(int64_t step);
 
-/* Layer 2's part of a launch: the code object is loaded on the first one. */
-void rt_code_object(const void *kernel);
 /* Layer 3's launch, measured on the host. rt_launch_begin, before the
- * launch call, loads the code object on the first launch (code: what the
- * driver loads it from) and returns the launch's start on the trace
- * timeline: t0 when the caller read the clock just before (the simulated
- * GPU launches as layer 4 begins the op), else now; rt_launch_end, after the call, records the launch (kernel,
- * grid, block, wavefronts) as one slice from t0 and returns its end. One
- * event, not a begin and an end: a launch is the commonest event there is.
- * A flow waiting for the next slice (trace_flow_in) ends on the launch. */
+ * launch call, loads the code object on the first launch (layer 2's part;
+ * code: what the driver loads it from) and returns the launch's start on
+ * the trace timeline: t0 when the caller read the clock just before (the
+ * simulated GPU launches as layer 4 begins the op), else now.
+ * rt_launch_end, after the call, records the launch (kernel, grid, block,
+ * wavefronts) as one slice from t0 and returns its end. One event, not a
+ * begin and an end: a launch is the commonest event there is. A flow
+ * waiting for the next slice (trace_flow_in) ends on the launch. */
 uint64_t rt_launch_begin(const void *code, uint64_t t0);
 uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0);
 /* A kernel's device time measured by GPU events: a layer-1 slice on the
