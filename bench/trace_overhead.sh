@@ -2,8 +2,8 @@
 # Tracing overhead, two ways, for each model (default: models/tiny-hi and a
 # random model with Qwen2.5-0.5B's shapes), on the simulated GPU so that
 # every op and every kernel launch is traced (SQLite + Perfetto):
-# 1. the generation: build/bench/trace_overhead loads the model once and
-#    times the same greedy generation untraced and traced, alternately, in
+# 1. the generation: build/bench/trace_overhead loads the model and times
+#    the same greedy generation untraced and traced, alternately, in
 #    pairs (PAIRS, default 200 for tiny-hi, BIG_PAIRS=8 for the large model):
 #    the median of the pairs' ratios and its 95% interval. This is what
 #    tracing distorts: the engine's work on the host clock.

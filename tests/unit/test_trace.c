@@ -265,14 +265,6 @@ static void test_two_runs_one_db(void **state)
     sqlite3_close(db);
 }
 
-static void *one_event(void *arg)
-{
-    trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
-    return NULL;
-}
-
-/* More short-lived threads than the recorder has slots: exited threads'
- * buffers are reused, nothing is dropped. */
 /* A slice whose begin and end args make more than TRACE_MAX_ARGS together
  * is stored whole with all of them; closing the trace then closes the
  * database too (every statement finalized): its WAL is checkpointed away. */
@@ -320,6 +312,14 @@ static void test_opener_no_faults(void **state)
     assert_true(faults <= 16);
 }
 
+static void *one_event(void *arg)
+{
+    trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
+    return NULL;
+}
+
+/* More short-lived threads than the recorder has slots: exited threads'
+ * buffers are reused, nothing is dropped. */
 static void test_short_lived_threads(void **state)
 {
     (void)state;
