@@ -29,7 +29,7 @@
 
 #include "trace/trace_sink.h"
 
-#define RING_BYTES  (64u << 20)       /* per thread: the backlog of a busy stretch */
+#define RING_BYTES  TRACE_RING_BYTES
 #define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
 #define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
@@ -41,36 +41,11 @@
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer copied strings are cut */
 #define LOOKAHEAD   64    /* records searched for a begin's end */
-#define PREFETCH    2048  /* ring bytes fetched for writing ahead of the head: the
-                             * ring is cold (nothing drains it during a run) */
 
-/* One record in a ring; after it: flow ids (out, then in), the args, then
- * the copied string args (ARG_STR), each NUL-terminated. The name and
- * ARG_LIT strings are kept by pointer: they outlive the trace. */
-typedef struct {
-    uint32_t size;         /* bytes, this header included, multiple of 8 */
-    uint8_t kind, nargs;
-    uint16_t nout, nin;
-    uint8_t merged;        /* EV_END: the drainer stored its slice whole at the begin */
-    int8_t layer, dir, clock;
-    int32_t track;
-    int64_t req, step;
-    uint64_t ts;
-    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER */
-    const char *name;
-} record;
-typedef struct { uint64_t ts; double value; } sample;   /* after an EV_SERIES record */
 
 typedef struct {
-    /* what recording an event touches, in one cache line: between two ops
-     * of a small model the compute has pushed it out of L1 */
-    _Alignas(64) _Atomic uint64_t head;  /* owner thread writes */
-    _Atomic uint64_t events;
+    trace_writer w;                      /* first: trace_mine.w points to it */
     uint64_t tail_seen;                  /* the owner's last look at tail */
-    uint8_t *ring;
-    uint64_t limit;                      /* the head may reach this without a look at
-                                          * the tail, the ring's pages or its end */
-    int nout, nin;                       /* flows waiting for the next slice */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
     struct { int layer, track; int64_t row; } open[MAX_DEPTH]; /* begun, not ended */
@@ -82,7 +57,7 @@ typedef struct {
 } trace_thread;
 
 static struct {
-    _Atomic int on, gen, nthreads;
+    _Atomic int nthreads;
     uint64_t t0;
     _Atomic int64_t shift;
     _Atomic uint64_t next_flow, dropped, retired_events;
@@ -99,8 +74,8 @@ static struct {
     _Atomic int flush_asked;   /* the post asks for a flush, not only for pages */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER };
 
-typedef struct { trace_thread *t; int gen; } thread_ref;
-static _Thread_local thread_ref me;
+struct trace_live trace_live;
+_Thread_local struct trace_mine trace_mine;
 static pthread_key_t exit_key;  /* its destructor hands the ring back */
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -149,11 +124,6 @@ void trace_clock_shift(int64_t delta_ns)
     atomic_fetch_add(&T.shift, delta_ns);
 }
 
-int trace_enabled(void)
-{
-    return atomic_load_explicit(&T.on, memory_order_relaxed);
-}
-
 /* Ring pages are mapped ahead of the recorder, so that it does not stop at
  * a page fault the first time round its ring: a fault costs microseconds
  * (more in a virtual machine), and a tiny model's generation took 40-230
@@ -174,7 +144,7 @@ static void populate(trace_thread *t, size_t upto)
     if (upto > RING_BYTES) upto = RING_BYTES;
     size_t from = atomic_load_explicit(&t->populated, memory_order_acquire);
     if (from >= upto) return;
-    madvise(t->ring + from, upto - from, MADV_POPULATE_WRITE);
+    madvise(t->w.ring + from, upto - from, MADV_POPULATE_WRITE);
     while (from < upto && !atomic_compare_exchange_weak(&t->populated, &from, upto)) {}
 }
 
@@ -188,7 +158,7 @@ static uint8_t *new_ring(void)
 
 /* Every field set, none zeroed in bulk: an event is large (its args), and
  * this runs for every event written. Flow ids are read in place. */
-static void decode(const trace_thread *t, const record *r, trace_event *e)
+static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
 {
     e->kind = r->kind;
     e->w = (trace_where){ .layer = r->layer, .dir = r->dir, .req = r->req, .step = r->step,
@@ -220,13 +190,13 @@ static void decode(const trace_thread *t, const record *r, trace_event *e)
 /* The end of the slice that begins at pos, if it is among the next few
  * records already in the ring: then the SQLite sink stores the slice whole
  * in one INSERT, instead of an INSERT now and an UPDATE at its end. */
-static record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
+static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
 {
-    const record *b = (const record *)(t->ring + pos % RING_BYTES);
+    const trace_record *b = (const trace_record *)(t->w.ring + pos % RING_BYTES);
     int depth = 0;
     pos += b->size;
     for (int k = 0; k < LOOKAHEAD && pos < head; k++) {
-        record *r = (record *)(t->ring + pos % RING_BYTES);
+        trace_record *r = (trace_record *)(t->w.ring + pos % RING_BYTES);
         pos += r->size;
         if (r->layer != b->layer || r->track != b->track) continue;
         if (r->kind == EV_BEGIN) depth++;
@@ -241,7 +211,7 @@ static void to_sinks(const trace_event *e)
     if (T.pf) tpf_event(T.pf, e);
 }
 
-static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t head)
+static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64_t head)
 {
     trace_event e, end;
     decode(t, r, &e);
@@ -262,7 +232,7 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
         t->open[t->nopen].track = e.w.track;
         t->open[t->nopen].row = -1;
         e.row = &t->open[t->nopen++].row;
-        record *er = T.db ? find_end(t, pos, head) : NULL;
+        trace_record *er = T.db ? find_end(t, pos, head) : NULL;
         if (er) {
             decode(t, er, &end);
             e.end = &end;
@@ -286,12 +256,12 @@ static void deliver(trace_thread *t, const record *r, uint64_t pos, uint64_t hea
     }
 }
 
-static int deliver_series(const trace_thread *t, const record *r)
+static int deliver_series(const trace_thread *t, const trace_record *r)
 {
     trace_event e;
     decode(t, r, &e);
     e.kind = EV_COUNTER;
-    const sample *s = (const sample *)(r + 1);
+    const trace_sample *s = (const trace_sample *)(r + 1);
     for (int i = 0; i < r->nargs; i++) {
         e.ts = s[i].ts;
         e.value = s[i].value;
@@ -304,10 +274,10 @@ static int deliver_series(const trace_thread *t, const record *r)
  * recorder as soon as it is delivered, not at the end of the transaction. */
 static uint64_t drain(trace_thread *t)
 {
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t head = atomic_load_explicit(&t->w.head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
     while (tail < head) {
-        const record *r = (const record *)(t->ring + tail % RING_BYTES);
+        const trace_record *r = (const trace_record *)(t->w.ring + tail % RING_BYTES);
         if (r->kind == EV_SERIES) n += deliver_series(t, r);
         else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK; }
         tail += r->size;
@@ -320,7 +290,7 @@ static int backlog(void)
 {
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
     for (int i = 0; i < nthreads; i++)
-        if (atomic_load_explicit(&T.threads[i]->head, memory_order_acquire) !=
+        if (atomic_load_explicit(&T.threads[i]->w.head, memory_order_acquire) !=
             atomic_load_explicit(&T.threads[i]->tail, memory_order_relaxed)) return 1;
     return 0;
 }
@@ -375,7 +345,7 @@ static void give_pages(void)
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
     for (int i = 0; i < nthreads; i++) {
         trace_thread *t = T.threads[i];
-        uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+        uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
         size_t want = atomic_load_explicit(&t->want, memory_order_relaxed);
         if (head > atomic_load(&t->populated) / 2 && head + POPULATE > want) want = head + POPULATE;
         populate(t, want);
@@ -387,7 +357,7 @@ static uint64_t heads(void)
 {
     uint64_t sum = 0;
     int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
-    for (int i = 0; i < nthreads; i++) sum += atomic_load_explicit(&T.threads[i]->head, memory_order_relaxed);
+    for (int i = 0; i < nthreads; i++) sum += atomic_load_explicit(&T.threads[i]->w.head, memory_order_relaxed);
     return sum;
 }
 
@@ -449,9 +419,9 @@ static void stop_flusher(void)
  * the next thread that enrolls, so short-lived threads do not pile up. */
 static void on_thread_exit(void *p)
 {
-    thread_ref *ref = p;
+    struct trace_mine *mine = p;
     pthread_mutex_lock(&T.enroll_lock);
-    if (ref->gen == atomic_load(&T.gen)) atomic_store(&ref->t->idle, 1);
+    if (mine->gen == atomic_load(&trace_live.gen)) atomic_store(&((trace_thread *)mine->w)->idle, 1);
     pthread_mutex_unlock(&T.enroll_lock);
 }
 
@@ -466,13 +436,13 @@ static trace_thread *enroll(void)
     for (int i = 0; i < n && !t; i++)
         if (atomic_load(&T.threads[i]->idle)) {
             t = T.threads[i];
-            t->nout = t->nin = 0;
+            t->w.nout = t->w.nin = 0;
             atomic_store(&t->idle, 0);
         }
     if (!t && n < MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
         memset(t, 0, sizeof *t);
         t->index = n;
-        if ((t->ring = new_ring())) {
+        if ((t->w.ring = new_ring())) {
             atomic_store(&t->want, FIRST_PAGES);
             wake_flusher(0);
             T.threads[n] = t;
@@ -483,9 +453,9 @@ static trace_thread *enroll(void)
         }
     }
     if (t) {
-        me.t = t;
-        me.gen = atomic_load(&T.gen);
-        pthread_setspecific(exit_key, &me);
+        trace_mine.w = &t->w;
+        trace_mine.gen = atomic_load(&trace_live.gen);
+        pthread_setspecific(exit_key, &trace_mine);
     }
     pthread_mutex_unlock(&T.enroll_lock);
     return t;
@@ -493,7 +463,8 @@ static trace_thread *enroll(void)
 
 static trace_thread *self(void)
 {
-    if (me.t && me.gen == atomic_load_explicit(&T.gen, memory_order_relaxed)) return me.t;
+    if (trace_mine.w && trace_mine.gen == atomic_load_explicit(&trace_live.gen, memory_order_relaxed))
+        return (trace_thread *)trace_mine.w;
     return enroll();
 }
 
@@ -543,16 +514,16 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
     }
     uint64_t paged = page_in(t, end), lap_end;
     if (pad) {
-        record *r = (record *)(t->ring + pos);
+        trace_record *r = (trace_record *)(t->w.ring + pos);
         r->size = pad;
         r->kind = EV_PAD;
         head += pad;
-        atomic_store_explicit(&t->head, head, memory_order_release);
+        atomic_store_explicit(&t->w.head, head, memory_order_release);
     }
     lap_end = (head / RING_BYTES + 1) * RING_BYTES;
-    t->limit = t->tail_seen + HIGH_WATER;
-    if (paged < t->limit) t->limit = paged;
-    if (lap_end < t->limit) t->limit = lap_end;
+    t->w.limit = t->tail_seen + HIGH_WATER;
+    if (paged < t->w.limit) t->w.limit = paged;
+    if (lap_end < t->w.limit) t->w.limit = lap_end;
     return head;
 }
 
@@ -561,9 +532,9 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
  * flusher's stores do not slow every event. */
 static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, uint32_t n)
 {
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    if (head + n > t->limit) head = make_room(t, head, n);
-    return t->ring + head % RING_BYTES;
+    uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
+    if (head + n > t->w.limit) head = make_room(t, head, n);
+    return t->w.ring + head % RING_BYTES;
 }
 
 static size_t cut(const char *s) { return strnlen(s ? s : "", MAX_STR - 1); }
@@ -589,31 +560,15 @@ static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
 
 /* The header of an n-byte record at the ring's head; publish() makes it
  * visible to the drainer once the rest is written. */
-static inline __attribute__((always_inline)) record *start_record(trace_thread *t, size_t n, int kind,
-                                                                  const trace_where *w, const char *name, uint64_t ts)
+static trace_record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w,
+                                  const char *name, uint64_t ts)
 {
-    record *r = (record *)reserve(t, n);
-    r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
-    r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
-    r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
-    r->name = name ? name : "";
-    return r;
+    return trace_header(reserve(t, n), n, kind, w, name, ts);
 }
 
-/* The lines PREFETCH bytes ahead of the head are fetched for writing, as
- * many as the largest common record spans: a few prefetches of lines
- * already fetched cost less than the loop that would skip them. */
 static void publish(trace_thread *t, size_t n, uint64_t events)
 {
-    uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-    uint8_t *ahead = t->ring + ((head + PREFETCH) & (RING_BYTES - 1) & ~63ull);
-    __builtin_prefetch(ahead, 1, 3);
-    __builtin_prefetch(ahead + 64, 1, 3);
-    __builtin_prefetch(ahead + 128, 1, 3);
-    __builtin_prefetch(ahead + 192, 1, 3);
-    atomic_store_explicit(&t->head, head + n, memory_order_release);
-    atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + events,
-                          memory_order_relaxed);
+    trace_publish(&t->w, atomic_load_explicit(&t->w.head, memory_order_relaxed), n, events);
 }
 
 static trace_thread *recorder(const trace_where *w)
@@ -623,21 +578,22 @@ static trace_thread *recorder(const trace_where *w)
     return t;
 }
 
-static void record_event(int kind, const trace_where *w, const char *name, uint64_t ts,
-                         uint64_t dur, double value, int nargs, const trace_arg *args)
+/* What trace_emit() leaves to the slow path, and everything else. */
+void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,
+                     uint64_t dur, double value, int nargs, const trace_arg *args)
 {
     trace_thread *t = recorder(w);
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
     int nout = 0, nin = 0;
-    if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->nout; nin = t->nin; }
-    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(record) + flows + nargs * sizeof(trace_arg);
+    if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->w.nout; nin = t->w.nin; }
+    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(trace_record) + flows + nargs * sizeof(trace_arg);
 
     /* The args are copied as they are looked at for strings to copy (rare:
      * such a record is reserved again with room for them). Not memcpy: for
      * a few args its `rep movs` costs more than the event. */
-    record *r = start_record(t, n, kind, w, name, ts);
+    trace_record *r = start_record(t, n, kind, w, name, ts);
     trace_arg *a = (trace_arg *)((uint8_t *)(r + 1) + flows);
     int types = 0;
     for (int i = 0; i < nargs; i++) { a[i] = args[i]; types |= args[i].type; }
@@ -655,49 +611,22 @@ static void record_event(int kind, const trace_where *w, const char *name, uint6
         r->nin = nin;
         memcpy(r + 1, t->out, nout * sizeof(uint64_t));
         memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), t->in, nin * sizeof(uint64_t));
-        t->nout = t->nin = 0;
+        t->w.nout = t->w.nin = 0;
     }
     publish(t, n, kind != EV_TRACK);
 }
 
-void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
+/* What trace_counter_series() leaves to the slow path. */
+void trace_series_slow(const trace_where *w, const char *name, int n, const uint64_t *ts_ns, const double *values)
 {
-    if (trace_enabled()) record_event(EV_BEGIN, &w, name, trace_now_ns(), 0, 0, nargs, args);
-}
-
-void trace_end(trace_where w, int nargs, const trace_arg *args)
-{
-    if (trace_enabled()) record_event(EV_END, &w, "", trace_now_ns(), 0, 0, nargs, args);
-}
-
-void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
-                 int nargs, const trace_arg *args)
-{
-    if (trace_enabled()) record_event(EV_SLICE, &w, name, ts_ns, dur_ns, 0, nargs, args);
-}
-
-void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args)
-{
-    if (trace_enabled()) record_event(EV_INSTANT, &w, name, trace_now_ns(), 0, 0, nargs, args);
-}
-
-void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
-{
-    if (trace_enabled())
-        record_event(EV_COUNTER, &w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
-}
-
-/* One record for n samples: the drainer hands them to the sinks one by one. */
-void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns, const double *values)
-{
-    trace_thread *t = trace_enabled() && n > 0 ? recorder(&w) : NULL;
+    trace_thread *t = recorder(w);
     if (!t) return;
     if (n > TRACE_MAX_SAMPLES) { atomic_fetch_add(&T.dropped, n - TRACE_MAX_SAMPLES); n = TRACE_MAX_SAMPLES; }
-    size_t size = sizeof(record) + n * 2 * sizeof(uint64_t);
-    record *r = start_record(t, size, EV_SERIES, &w, name, ts_ns[0]);
+    size_t size = sizeof(trace_record) + n * sizeof(trace_sample);
+    trace_record *r = start_record(t, size, EV_SERIES, w, name, ts_ns[0]);
     r->nargs = n;
-    sample *s = (sample *)(r + 1);
-    for (int i = 0; i < n; i++) s[i] = (sample){ ts_ns[i], values[i] };
+    trace_sample *s = (trace_sample *)(r + 1);
+    for (int i = 0; i < n; i++) s[i] = (trace_sample){ ts_ns[i], values[i] };
     publish(t, size, n);
 }
 
@@ -710,7 +639,7 @@ static void flow_add(int out, uint64_t id)
 {
     trace_thread *t = trace_enabled() ? self() : NULL;
     if (!t) return;
-    int *n = out ? &t->nout : &t->nin;
+    int *n = out ? &t->w.nout : &t->w.nin;
     if (*n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
     (out ? t->out : t->in)[(*n)++] = id;
 }
@@ -722,8 +651,8 @@ void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
 void trace_track_name(int layer, int track, const char *name)
 {
     if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
-        record_event(EV_TRACK, &(trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
-                     1, &TA_STR("name", name));   /* made up at run time: copied */
+        trace_emit_slow(EV_TRACK, &(trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
+                        1, &TA_STR("name", name));   /* made up at run time: copied */
 }
 
 /* ---- open, close, stats ---- */
@@ -763,8 +692,8 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
         T.pf = NULL;
         return -1;
     }
-    atomic_fetch_add(&T.gen, 1);
-    atomic_store(&T.on, 1);
+    atomic_fetch_add(&trace_live.gen, 1);
+    atomic_store(&trace_live.on, 1);
     trace_thread *t = self();
     if (t) {
         /* the opener records most (in a CLI run it runs the model): its
@@ -792,7 +721,7 @@ int trace_close(char *err, int errlen)
     stop_flusher();
     pthread_mutex_lock(&T.sink_lock);
     int rc = flush_locked(err, errlen);
-    atomic_store(&T.on, 0);
+    atomic_store(&trace_live.on, 0);
     if (T.db && tsql_close(T.db, rc ? NULL : err, errlen)) rc = -1;
     if (T.pf && tpf_close(T.pf, rc ? NULL : err, errlen)) rc = -1;
     T.db = NULL;
@@ -800,12 +729,12 @@ int trace_close(char *err, int errlen)
     pthread_mutex_lock(&T.enroll_lock);
     int nthreads = atomic_load(&T.nthreads);
     for (int i = 0; i < nthreads; i++) {
-        atomic_fetch_add(&T.retired_events, atomic_load(&T.threads[i]->events));
-        munmap(T.threads[i]->ring, RING_BYTES);
+        atomic_fetch_add(&T.retired_events, atomic_load(&T.threads[i]->w.events));
+        munmap(T.threads[i]->w.ring, RING_BYTES);
         free(T.threads[i]);
     }
     atomic_store(&T.nthreads, 0);
-    atomic_fetch_add(&T.gen, 1);
+    atomic_fetch_add(&trace_live.gen, 1);
     pthread_mutex_unlock(&T.enroll_lock);
     pthread_mutex_unlock(&T.sink_lock);
     /* a thread held up by the writer distorts the trace, a lost event makes
@@ -835,7 +764,7 @@ trace_stats trace_get_stats(void)
                       .waits = atomic_load(&T.waits), .wait_ns = atomic_load(&T.wait_ns),
                       .max_wait_ns = atomic_load(&T.max_wait_ns) };
     int nthreads = atomic_load(&T.nthreads);
-    for (int i = 0; i < nthreads; i++) s.events += atomic_load(&T.threads[i]->events);
+    for (int i = 0; i < nthreads; i++) s.events += atomic_load(&T.threads[i]->w.events);
     pthread_mutex_unlock(&T.enroll_lock);
     return s;
 }

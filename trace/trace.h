@@ -67,7 +67,6 @@ typedef struct {
 /* Open the sinks and start a run. Returns 0, or -1 with a one-line reason in
  * err. With neither path set, tracing is off and every call is a no-op. */
 int  trace_open(const trace_run_info *info, char *err, int errlen);
-int  trace_enabled(void);
 int64_t trace_run_id(void);   /* runs.id of this run in the database */
 /* Write buffered events out (one transaction): everything recorded before
  * the call is in the files when it returns. Safe to call from any thread
@@ -87,19 +86,26 @@ void trace_track_name(int layer, int track, const char *name);
 /* Every event's name, like an arg's key, is kept by pointer: a string
  * literal (or a static table entry), never a buffer made up at run time. */
 
+/* Recording. These calls are inlined (trace_fast.h, included at the end),
+ * so they are C only: the HIP backend (C++) only reads the clock. */
+#ifndef __cplusplus
+static inline int trace_enabled(void);   /* a trace is open */
+
 /* Slices. begin/end nest per (thread, layer, track). */
-void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
-void trace_end(trace_where w, int nargs, const trace_arg *args);
+static inline void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
+static inline void trace_end(trace_where w, int nargs, const trace_arg *args);
 /* A slice whose start and duration are already known (e.g. modeled). */
-void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
-                 int nargs, const trace_arg *args);
-void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args);
+static inline void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+                               int nargs, const trace_arg *args);
+static inline void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args);
 /* Counter sample: value of `name` at now (or at ts_ns when ts_ns != 0). */
-void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns);
+static inline void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns);
 /* n samples known ahead (e.g. a modeled kernel's occupancy), recorded as one
  * event: value[i] from ts_ns[i] on. At most TRACE_MAX_SAMPLES. */
 #define TRACE_MAX_SAMPLES 16
-void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns, const double *values);
+static inline void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns,
+                                        const double *values);
+#endif
 
 /* Flows link slices across layers so the request's path shows as arrows.
  * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the
@@ -127,4 +133,7 @@ typedef struct {
 } trace_stats;
 trace_stats trace_get_stats(void);
 
+#ifndef __cplusplus
+#include "trace/trace_fast.h"
+#endif
 #endif

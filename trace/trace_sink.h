@@ -12,12 +12,8 @@
 #define TRACE_MAX_FLOWS 256  /* pending flow ids per direction per thread: a step can
                               * take the flows of this many newly admitted requests */
 
-/* EV_TRACK names the child track (w.layer, w.track) `name`. EV_SERIES and
- * EV_PAD stay in the rings: the sinks get a series as EV_COUNTER events. */
-enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_SERIES, EV_PAD };
-
 typedef struct trace_event {
-    int kind;                 /* enum trace_kind */
+    int kind;                 /* enum trace_kind (trace_fast.h) */
     trace_where w;
     int thread;               /* registration index of the recording thread */
     int depth;                /* open slices around it on (thread, layer, track) */

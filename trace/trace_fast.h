@@ -1,0 +1,191 @@
+/*
+ * trace_fast.h -- the recording calls of trace.h, inlined into each call
+ * site (C only). trace.c explains the rings; this is the part of them that
+ * a record touches.
+ *
+ * Why inline: an op of a small model takes a few microseconds and records
+ * four events. As calls, each event cost ~30 ns, most of it moving args
+ * whose keys and types the call site already knows, and checks whose
+ * answer it knows too (no string to copy). Inlined, the compiler stores
+ * the constants straight into the ring and drops those checks: what is
+ * left is the room check and the stores. Everything else (a thread's first
+ * record, flows waiting, strings to copy, no room below the limit) goes to
+ * trace_record() in trace.c, which handles every case.
+ */
+#ifndef HIPATH_TRACE_FAST_H
+#define HIPATH_TRACE_FAST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define TRACE_INLINE static inline __attribute__((always_inline))
+
+#define TRACE_RING_BYTES (64u << 20)  /* per thread: the backlog of a busy stretch */
+#define TRACE_PREFETCH   2048         /* ring bytes fetched for writing ahead of the
+                                       * head: nothing drains the ring during a run,
+                                       * so it is cold */
+
+/* EV_TRACK names the child track (w.layer, w.track) `name`. EV_SERIES and
+ * EV_PAD stay in the rings: the sinks get a series as EV_COUNTER events. */
+enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_SERIES, EV_PAD };
+
+/* One record in a ring; after it: flow ids (out, then in), the args, then
+ * the copied string args (ARG_STR), each NUL-terminated. The name and
+ * ARG_LIT strings are kept by pointer: they outlive the trace. */
+typedef struct {
+    uint32_t size;         /* bytes, this header included, multiple of 8 */
+    uint8_t kind, nargs;
+    uint16_t nout, nin;
+    uint8_t merged;        /* EV_END: the drainer stored its slice whole at the begin */
+    int8_t layer, dir, clock;
+    int32_t track;
+    int64_t req, step;
+    uint64_t ts;
+    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER */
+    const char *name;
+} trace_record;
+typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SERIES record */
+
+/* What recording an event touches, in one cache line: between two ops of a
+ * small model the compute has pushed it out of L1. Only the thread that
+ * owns the ring writes it. */
+typedef struct {
+    _Alignas(64) _Atomic uint64_t head;
+    _Atomic uint64_t events;
+    uint8_t *ring;
+    uint64_t limit;        /* the head may reach this without a look at the
+                            * tail, the ring's pages or its end */
+    int nout, nin;         /* flows waiting for the next slice */
+} trace_writer;
+
+/* Internal to trace.c, here for the inlined path. gen changes at every open
+ * and close, so a thread's writer from an earlier run is never used. */
+extern struct trace_live { _Atomic int on, gen; } trace_live;
+extern _Thread_local struct trace_mine { trace_writer *w; int gen; } trace_mine;
+
+/* The out-of-line paths: any event, any case. */
+void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,
+                     uint64_t dur, double value, int nargs, const trace_arg *args);
+void trace_series_slow(const trace_where *w, const char *name, int n, const uint64_t *ts, const double *values);
+
+TRACE_INLINE int trace_enabled(void)
+{
+    return atomic_load_explicit(&trace_live.on, memory_order_relaxed);
+}
+
+/* The header of an n-byte record at `at`; trace_publish() makes it visible
+ * to the drainer once the rest is written. */
+TRACE_INLINE trace_record *
+trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
+{
+    trace_record *r = (trace_record *)at;
+    r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
+    r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
+    r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
+    r->name = name ? name : "";
+    return r;
+}
+
+/* The lines TRACE_PREFETCH bytes past the head are fetched for writing, as
+ * many as the largest common record spans: a few prefetches of lines
+ * already fetched cost less than a loop that would skip them. */
+TRACE_INLINE void
+trace_publish(trace_writer *t, uint64_t head, uint32_t n, uint64_t events)
+{
+    uint8_t *ahead = t->ring + ((head + TRACE_PREFETCH) & (TRACE_RING_BYTES - 1) & ~63ull);
+    __builtin_prefetch(ahead, 1, 3);
+    __builtin_prefetch(ahead + 64, 1, 3);
+    __builtin_prefetch(ahead + 128, 1, 3);
+    __builtin_prefetch(ahead + 192, 1, 3);
+    atomic_store_explicit(&t->head, head + n, memory_order_release);
+    atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + events,
+                          memory_order_relaxed);
+}
+
+/* The writer of this thread when it can take an n-byte record with one
+ * store of the head (*head) and no flows are waiting; else NULL. */
+TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, uint64_t *head)
+{
+    trace_writer *t = trace_mine.w;
+    if (!t || trace_mine.gen != atomic_load_explicit(&trace_live.gen, memory_order_relaxed) ||
+        (unsigned)(w->layer - L_GPU) > L_CLIENT - L_GPU || (t->nout | t->nin)) return NULL;
+    *head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    return *head + n <= t->limit ? t : NULL;
+}
+
+/* The loops are unrolled so that, with args built at the call site, each
+ * arg becomes three stores of values the compiler mostly knows. */
+TRACE_INLINE void
+trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64_t dur,
+           double value, int nargs, const trace_arg *args)
+{
+    int types = 0;
+#pragma GCC unroll 12
+    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) types |= args[i].type;
+    uint32_t n = sizeof(trace_record) + (uint32_t)nargs * sizeof(trace_arg);
+    uint64_t head;
+    trace_writer *t;
+    if (nargs < 0 || nargs > TRACE_MAX_ARGS || (nargs && !args) || (types & ARG_STR) ||
+        !(t = trace_fast_writer(w, n, &head))) {
+        /* copies, so that the caller's where and args never have their
+         * address taken: then they need not be in memory at all */
+        trace_where wc = *w;
+        trace_arg ac[TRACE_MAX_ARGS];
+        int m = nargs < 0 || !args ? 0 : nargs < TRACE_MAX_ARGS ? nargs : TRACE_MAX_ARGS;
+#pragma GCC unroll 12
+        for (int i = 0; i < m; i++) ac[i] = args[i];
+        trace_emit_slow(kind, &wc, name, ts, dur, value, m, ac);
+        return;
+    }
+    trace_record *r = trace_header(t->ring + head % TRACE_RING_BYTES, n, kind, w, name, ts);
+    r->nargs = nargs;
+    if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
+    trace_arg *a = (trace_arg *)(r + 1);
+#pragma GCC unroll 12
+    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) a[i] = args[i];
+    trace_publish(t, head, n, 1);
+}
+
+TRACE_INLINE void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) trace_emit(EV_BEGIN, &w, name, trace_now_ns(), 0, 0, nargs, args);
+}
+
+TRACE_INLINE void trace_end(trace_where w, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) trace_emit(EV_END, &w, "", trace_now_ns(), 0, 0, nargs, args);
+}
+
+TRACE_INLINE void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
+                               int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) trace_emit(EV_SLICE, &w, name, ts_ns, dur_ns, 0, nargs, args);
+}
+
+TRACE_INLINE void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) trace_emit(EV_INSTANT, &w, name, trace_now_ns(), 0, 0, nargs, args);
+}
+
+TRACE_INLINE void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
+{
+    if (trace_enabled()) trace_emit(EV_COUNTER, &w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
+}
+
+/* One record for n samples: the drainer hands them to the sinks one by one. */
+TRACE_INLINE void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns,
+                                       const double *values)
+{
+    if (!trace_enabled() || n <= 0) return;
+    uint32_t size = sizeof(trace_record) + (uint32_t)n * sizeof(trace_sample);
+    uint64_t head;
+    trace_writer *t = n <= TRACE_MAX_SAMPLES ? trace_fast_writer(&w, size, &head) : NULL;
+    if (!t) { trace_series_slow(&w, name, n, ts_ns, values); return; }
+    trace_record *r = trace_header(t->ring + head % TRACE_RING_BYTES, size, EV_SERIES, &w, name, ts_ns[0]);
+    r->nargs = n;
+    trace_sample *s = (trace_sample *)(r + 1);
+    for (int i = 0; i < n; i++) s[i] = (trace_sample){ ts_ns[i], values[i] };
+    trace_publish(t, head, size, n);
+}
+
+#endif
