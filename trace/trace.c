@@ -177,14 +177,20 @@ static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
     const uint8_t *p = (const uint8_t *)(r + 1);
     e->out = (const uint64_t *)p; p += e->nout * sizeof(uint64_t);
     e->in = (const uint64_t *)p;  p += e->nin * sizeof(uint64_t);
-    memcpy(e->args, p, e->nargs * sizeof(trace_arg)); p += e->nargs * sizeof(trace_arg);
+    const trace_ring_arg *a = (const trace_ring_arg *)p;
+    p += e->nargs * sizeof(trace_ring_arg);
     e->name = r->name;
-    for (int i = 0; i < e->nargs; i++)
-        if (e->args[i].type == ARG_STR) { e->args[i].s = (const char *)p; p += strlen(e->args[i].s) + 1; }
-        else if (e->args[i].type == ARG_LIT) {   /* the sinks see one kind of string */
-            e->args[i].type = ARG_STR;
-            if (!e->args[i].s) e->args[i].s = "";
+    for (int i = 0; i < e->nargs; i++) {
+        trace_arg *x = &e->args[i];
+        x->key = a[i].key;
+        x->type = r->types >> 2 * i & 3;
+        x->i = a[i].i;
+        if (x->type == ARG_STR) { x->s = (const char *)p; p += strlen(x->s) + 1; }
+        else if (x->type == ARG_LIT) {   /* the sinks see one kind of string */
+            x->type = ARG_STR;
+            if (!x->s) x->s = "";
         }
+    }
 }
 
 /* The end of the slice that begins at pos, if it is among the next few
@@ -588,23 +594,16 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
     int nout = 0, nin = 0;
     if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->w.nout; nin = t->w.nin; }
-    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(trace_record) + flows + nargs * sizeof(trace_arg);
-
-    /* The args are copied as they are looked at for strings to copy (rare:
-     * such a record is reserved again with room for them). Not memcpy: for
-     * a few args its `rep movs` costs more than the event. */
+    int strs;
+    uint32_t types = trace_arg_types(nargs, args, &strs);
+    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(trace_record) + flows + nargs * sizeof(trace_ring_arg);
+    if (strs) n += (strings_size(nargs, args) + 7) & ~(size_t)7;
     trace_record *r = start_record(t, n, kind, w, name, ts);
-    trace_arg *a = (trace_arg *)((uint8_t *)(r + 1) + flows);
-    int types = 0;
-    for (int i = 0; i < nargs; i++) { a[i] = args[i]; types |= args[i].type; }
-    if (types & ARG_STR) {
-        n += (strings_size(nargs, args) + 7) & ~(size_t)7;
-        r = start_record(t, n, kind, w, name, ts);
-        a = (trace_arg *)((uint8_t *)(r + 1) + flows);
-        for (int i = 0; i < nargs; i++) a[i] = args[i];
-        put_strings((uint8_t *)(a + nargs), nargs, args);
-    }
+    trace_ring_arg *a = (trace_ring_arg *)((uint8_t *)(r + 1) + flows);
+    trace_put_args(a, nargs, args);
+    if (strs) put_strings((uint8_t *)(a + nargs), nargs, args);
     r->nargs = nargs;
+    r->types = types;
     if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
     if (nout | nin) {
         r->nout = nout;

@@ -31,7 +31,7 @@ enum trace_clock { CLOCK_MEASURED = 0, CLOCK_MODELED = 1 };
  * ARG_LIT strings are kept by pointer, so they must outlive the trace (a
  * literal, an entry of a static table): recording is cheaper without the
  * copy, which counts on the hot path (an op's dtype, a kernel's op). */
-enum trace_arg_type { ARG_INT = 0, ARG_DOUBLE = 1, ARG_LIT = 2, ARG_STR = 4 };   /* ARG_STR a bit of its own */
+enum trace_arg_type { ARG_INT = 0, ARG_DOUBLE = 1, ARG_LIT = 2, ARG_STR = 3 };   /* 2 bits (trace_fast.h) */
 typedef struct {
     const char *key;          /* must be a string literal (not copied) */
     int type;                 /* enum trace_arg_type */

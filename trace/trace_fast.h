@@ -29,9 +29,10 @@
  * EV_PAD stay in the rings: the sinks get a series as EV_COUNTER events. */
 enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_SERIES, EV_PAD };
 
-/* One record in a ring; after it: flow ids (out, then in), the args, then
- * the copied string args (ARG_STR), each NUL-terminated. The name and
- * ARG_LIT strings are kept by pointer: they outlive the trace. */
+/* One record in a ring; after it: flow ids (out, then in), the args (as
+ * trace_ring_arg), then the copied string args (ARG_STR), each
+ * NUL-terminated. The name and ARG_LIT strings are kept by pointer: they
+ * outlive the trace. */
 typedef struct {
     uint32_t size;         /* bytes, this header included, multiple of 8 */
     uint8_t kind, nargs;
@@ -39,12 +40,16 @@ typedef struct {
     uint8_t merged;        /* EV_END: the drainer stored its slice whole at the begin */
     int8_t layer, dir, clock;
     int32_t track;
+    uint32_t types;        /* arg i's type in bits 2i, 2i+1 */
     int64_t req, step;
     uint64_t ts;
     union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER */
     const char *name;
 } trace_record;
 typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SERIES record */
+/* An arg in the ring: its type is in the record's types, so that an arg is
+ * two stores, not three. */
+typedef struct { const char *key; union { int64_t i; double d; const char *s; }; } trace_ring_arg;
 
 /* What recording an event touches, in one cache line: between two ops of a
  * small model the compute has pushed it out of L1. Only the thread that
@@ -81,7 +86,7 @@ trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char
     trace_record *r = (trace_record *)at;
     r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
     r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
-    r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
+    r->types = 0; r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
     r->name = name ? name : "";
     return r;
 }
@@ -113,19 +118,42 @@ TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, u
     return *head + n <= t->limit ? t : NULL;
 }
 
-/* The loops are unrolled so that, with args built at the call site, each
- * arg becomes three stores of values the compiler mostly knows. */
+/* The args' types packed as in trace_record.types; *strs: some are ARG_STR. */
+TRACE_INLINE uint32_t trace_arg_types(int nargs, const trace_arg *args, int *strs)
+{
+    uint32_t types = 0;
+    *strs = 0;
+#pragma GCC unroll 12
+    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) {
+        types |= (uint32_t)args[i].type << 2 * i;
+        *strs |= args[i].type == ARG_STR;
+    }
+    return types;
+}
+
+/* The args as the ring holds them. */
+TRACE_INLINE void trace_put_args(trace_ring_arg *a, int nargs, const trace_arg *args)
+{
+#pragma GCC unroll 12
+    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) {
+        a[i].key = args[i].key;
+        a[i].i = args[i].i;   /* whichever member it is: the union's bits */
+    }
+}
+
+/* The loops are unrolled so that, with args built at the call site, the
+ * compiler knows each arg's key and type: an arg becomes two stores and
+ * the checks on the types go away. */
 TRACE_INLINE void
 trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64_t dur,
            double value, int nargs, const trace_arg *args)
 {
-    int types = 0;
-#pragma GCC unroll 12
-    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) types |= args[i].type;
-    uint32_t n = sizeof(trace_record) + (uint32_t)nargs * sizeof(trace_arg);
+    int strs;
+    uint32_t types = trace_arg_types(nargs, args, &strs);
+    uint32_t n = sizeof(trace_record) + (uint32_t)nargs * sizeof(trace_ring_arg);
     uint64_t head;
     trace_writer *t;
-    if (nargs < 0 || nargs > TRACE_MAX_ARGS || (nargs && !args) || (types & ARG_STR) ||
+    if (nargs < 0 || nargs > TRACE_MAX_ARGS || (nargs && !args) || strs ||
         !(t = trace_fast_writer(w, n, &head))) {
         /* copies, so that the caller's where and args never have their
          * address taken: then they need not be in memory at all */
@@ -139,10 +167,9 @@ trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64
     }
     trace_record *r = trace_header(t->ring + head % TRACE_RING_BYTES, n, kind, w, name, ts);
     r->nargs = nargs;
+    r->types = types;
     if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
-    trace_arg *a = (trace_arg *)(r + 1);
-#pragma GCC unroll 12
-    for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) a[i] = args[i];
+    trace_put_args((trace_ring_arg *)(r + 1), nargs, args);
     trace_publish(t, head, n, 1);
 }
 

@@ -302,13 +302,13 @@ static void test_opener_no_faults(void **state)
     assert_int_equal(trace_open(&ri, err, sizeof err), 0);
     struct rusage r0, r1;
     getrusage(RUSAGE_THREAD, &r0);
-    for (int i = 0; i < 20000; i++)   /* 20000 x 160 bytes: 3.2 MB of ring */
+    for (int i = 0; i < 20000; i++)   /* 20000 x 128 bytes: 2.56 MB of ring */
         trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "op", i, 1, 4, (trace_arg[]){ TA_INT("a", i), TA_INT("b", i),
                     TA_DBL("c", i), TA_LIT("d", "x") });
     getrusage(RUSAGE_THREAD, &r1);
     assert_int_equal(trace_close(err, sizeof err), 0);
     long faults = r1.ru_minflt - r0.ru_minflt;
-    if (faults > 16) fprintf(stderr, "%ld page faults recording 3.2 MB\n", faults);
+    if (faults > 16) fprintf(stderr, "%ld page faults recording 2.56 MB\n", faults);
     assert_true(faults <= 16);
 }
 
