@@ -31,9 +31,10 @@
 
 #define RING_BYTES  TRACE_RING_BYTES
 #define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
-#define POPULATE    (4u << 20)        /* ring bytes given pages ahead of a busy recorder */
+#define POPULATE    (2u << 20)        /* ring bytes given pages ahead of a busy recorder */
+#define HEADROOM    (512u << 10)      /* ... when it gets this close to their end */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
-#define OPENER_PAGES (8u << 20)       /* ... but the thread that opens the trace records most */
+#define OPENER_PAGES (2u << 20)       /* ... but the thread that opens the trace records most */
 #define RECORDER_PAGES (64u << 10)    /* mapped by a recorder that ran out of pages */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
@@ -130,15 +131,17 @@ void trace_clock_shift(int64_t delta_ns)
  * of them, 5-10% of its time. The flusher maps them (MADV_POPULATE_WRITE:
  * FIRST_PAGES when a thread enrolls, OPENER_PAGES for the thread that opens
  * the trace, which trace_open waits for; then POPULATE bytes past the head
- * of a thread that has used half of what it has), so the zeroed pages pass
- * through the flusher's core's cache, not the recorder's (zeroing 8 MiB on
- * the recording thread cooled its caches enough to cost 1.5% of a tiny
- * model's generation). But the flusher runs at idle priority, and while a
- * model keeps every core busy it may not run for a while: a recorder that
- * reaches the end of its pages maps the next RECORDER_PAGES itself, one
- * call instead of a fault per page. Both may map the same range at once;
- * the kernel sorts that out. Older kernels refuse MADV_POPULATE_WRITE and
- * the recorder takes its faults. */
+ * of a recorder within HEADROOM of the end of its pages, which asks for
+ * them when it gets there), so the zeroed pages pass through the flusher's
+ * core's cache, not the recorder's. Few are mapped ahead: zeroing memory
+ * costs the model's run even on another core (8 MiB mapped at open cost a
+ * tiny model's traced generation about a point more than 2 MiB). The
+ * flusher runs at idle priority, and while a model keeps every core busy
+ * it may not run for a while: a recorder that reaches the end of its pages
+ * maps the next RECORDER_PAGES itself, one call instead of a fault per
+ * page. Both may map the same range at once; the kernel sorts that out.
+ * Older kernels refuse MADV_POPULATE_WRITE and the recorder takes its
+ * faults. */
 static void populate(trace_thread *t, size_t upto)
 {
     if (upto > RING_BYTES) upto = RING_BYTES;
@@ -353,7 +356,7 @@ static void give_pages(void)
         trace_thread *t = T.threads[i];
         uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
         size_t want = atomic_load_explicit(&t->want, memory_order_relaxed);
-        if (head > atomic_load(&t->populated) / 2 && head + POPULATE > want) want = head + POPULATE;
+        if (head + HEADROOM > atomic_load(&t->populated) && head + POPULATE > want) want = head + POPULATE;
         populate(t, want);
     }
 }
@@ -507,8 +510,9 @@ static uint64_t page_in(trace_thread *t, uint64_t end)
 
 /* A record of n bytes at head would pass the limit: the end of the ring is
  * skipped with a pad record (a record never wraps), a big backlog wakes the
- * flusher (a full ring waits for it), pages are mapped; and the limit is
- * set again. Returns the record's place. */
+ * flusher (a full ring waits for it), pages are mapped, or asked of the
+ * flusher near their end; and the limit is set again. Returns the record's
+ * place. */
 static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
 {
     uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
@@ -530,6 +534,10 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
     t->w.limit = t->tail_seen + HIGH_WATER;
     if (paged < t->w.limit) t->w.limit = paged;
     if (lap_end < t->w.limit) t->w.limit = lap_end;
+    if (paged != UINT64_MAX) {   /* near the end of its pages, it asks the writer for more */
+        if (end + HEADROOM > paged) wake_flusher(0);
+        else if (paged - HEADROOM < t->w.limit) t->w.limit = paged - HEADROOM;
+    }
     return head;
 }
 

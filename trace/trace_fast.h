@@ -50,6 +50,7 @@ typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SER
 /* An arg in the ring: its type is in the record's types, so that an arg is
  * two stores, not three. */
 typedef struct { const char *key; union { int64_t i; double d; const char *s; }; } trace_ring_arg;
+_Static_assert(2 * TRACE_MAX_ARGS <= 32, "trace_record.types holds 2 bits per arg");
 
 /* What recording an event touches, in one cache line: between two ops of a
  * small model the compute has pushed it out of L1. Only the thread that
