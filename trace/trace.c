@@ -29,8 +29,7 @@
 
 #include "trace/trace_sink.h"
 
-#define RING_BYTES  TRACE_RING_BYTES
-#define HIGH_WATER  (RING_BYTES / 2)  /* a backlog this big is written even while busy */
+#define HIGH_WATER  (TRACE_RING_BYTES / 2) /* a backlog this big is written even while busy */
 #define POPULATE    (2u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define HEADROOM    (512u << 10)      /* ... when it gets this close to their end */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
@@ -144,7 +143,7 @@ void trace_clock_shift(int64_t delta_ns)
  * faults. */
 static void populate(trace_thread *t, size_t upto)
 {
-    if (upto > RING_BYTES) upto = RING_BYTES;
+    if (upto > TRACE_RING_BYTES) upto = TRACE_RING_BYTES;
     size_t from = atomic_load_explicit(&t->populated, memory_order_acquire);
     if (from >= upto) return;
     madvise(t->w.ring + from, upto - from, MADV_POPULATE_WRITE);
@@ -153,7 +152,7 @@ static void populate(trace_thread *t, size_t upto)
 
 static uint8_t *new_ring(void)
 {
-    void *p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, TRACE_RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -201,11 +200,11 @@ static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
  * in one INSERT, instead of an INSERT now and an UPDATE at its end. */
 static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
 {
-    const trace_record *b = (const trace_record *)(t->w.ring + pos % RING_BYTES);
+    const trace_record *b = (const trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
     int depth = 0;
     pos += b->size;
     for (int k = 0; k < LOOKAHEAD && pos < head; k++) {
-        trace_record *r = (trace_record *)(t->w.ring + pos % RING_BYTES);
+        trace_record *r = (trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
         pos += r->size;
         if (r->layer != b->layer || r->track != b->track) continue;
         if (r->kind == EV_BEGIN) depth++;
@@ -286,7 +285,7 @@ static uint64_t drain(trace_thread *t)
     uint64_t head = atomic_load_explicit(&t->w.head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
     while (tail < head) {
-        const trace_record *r = (const trace_record *)(t->w.ring + tail % RING_BYTES);
+        const trace_record *r = (const trace_record *)(t->w.ring + tail % TRACE_RING_BYTES);
         if (r->kind == EV_SERIES) n += deliver_series(t, r);
         else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK; }
         tail += r->size;
@@ -489,7 +488,7 @@ static void wait_stats(uint64_t ns)
 static void wait_for_room(trace_thread *t, uint64_t end)
 {
     uint64_t start = mono_ns();
-    while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > RING_BYTES) {
+    while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > TRACE_RING_BYTES) {
         kick();
         nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
     }
@@ -505,7 +504,7 @@ static uint64_t page_in(trace_thread *t, uint64_t end)
         populate(t, end + RECORDER_PAGES);
         have = atomic_load_explicit(&t->populated, memory_order_acquire);
     }
-    return have >= RING_BYTES ? UINT64_MAX : have;
+    return have >= TRACE_RING_BYTES ? UINT64_MAX : have;
 }
 
 /* A record of n bytes at head would pass the limit: the end of the ring is
@@ -515,12 +514,12 @@ static uint64_t page_in(trace_thread *t, uint64_t end)
  * place. */
 static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
 {
-    uint32_t pos = head % RING_BYTES, pad = pos + n > RING_BYTES ? RING_BYTES - pos : 0;
+    uint32_t pos = head % TRACE_RING_BYTES, pad = pos + n > TRACE_RING_BYTES ? TRACE_RING_BYTES - pos : 0;
     uint64_t end = head + pad + n;
     if (end - t->tail_seen > HIGH_WATER) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
         if (end - t->tail_seen > HIGH_WATER) kick();
-        if (end - t->tail_seen > RING_BYTES) wait_for_room(t, end);
+        if (end - t->tail_seen > TRACE_RING_BYTES) wait_for_room(t, end);
     }
     uint64_t paged = page_in(t, end), lap_end;
     if (pad) {
@@ -530,7 +529,7 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
         head += pad;
         atomic_store_explicit(&t->w.head, head, memory_order_release);
     }
-    lap_end = (head / RING_BYTES + 1) * RING_BYTES;
+    lap_end = (head / TRACE_RING_BYTES + 1) * TRACE_RING_BYTES;
     t->w.limit = t->tail_seen + HIGH_WATER;
     if (paged < t->w.limit) t->w.limit = paged;
     if (lap_end < t->w.limit) t->w.limit = lap_end;
@@ -548,7 +547,7 @@ static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, u
 {
     uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
     if (head + n > t->w.limit) head = make_room(t, head, n);
-    return t->w.ring + head % RING_BYTES;
+    return t->w.ring + head % TRACE_RING_BYTES;
 }
 
 static size_t cut(const char *s) { return strnlen(s ? s : "", MAX_STR - 1); }
@@ -604,7 +603,8 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
     if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->w.nout; nin = t->w.nin; }
     int strs;
     uint32_t types = trace_arg_types(nargs, args, &strs);
-    size_t flows = (nout + nin) * sizeof(uint64_t), n = sizeof(trace_record) + flows + nargs * sizeof(trace_ring_arg);
+    size_t flows = (nout + nin) * sizeof(uint64_t);
+    size_t n = sizeof(trace_record) + flows + nargs * sizeof(trace_ring_arg);
     if (strs) n += (strings_size(nargs, args) + 7) & ~(size_t)7;
     trace_record *r = start_record(t, n, kind, w, name, ts);
     trace_ring_arg *a = (trace_ring_arg *)((uint8_t *)(r + 1) + flows);
@@ -737,7 +737,7 @@ int trace_close(char *err, int errlen)
     int nthreads = atomic_load(&T.nthreads);
     for (int i = 0; i < nthreads; i++) {
         atomic_fetch_add(&T.retired_events, atomic_load(&T.threads[i]->w.events));
-        munmap(T.threads[i]->w.ring, RING_BYTES);
+        munmap(T.threads[i]->w.ring, TRACE_RING_BYTES);
         free(T.threads[i]);
     }
     atomic_store(&T.nthreads, 0);

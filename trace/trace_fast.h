@@ -4,13 +4,13 @@
  * a record touches.
  *
  * Why inline: an op of a small model takes a few microseconds and records
- * four events. As calls, each event cost ~30 ns, most of it moving args
+ * four events. As calls, each event cost ~35 ns, much of it moving args
  * whose keys and types the call site already knows, and checks whose
  * answer it knows too (no string to copy). Inlined, the compiler stores
  * the constants straight into the ring and drops those checks: what is
  * left is the room check and the stores. Everything else (a thread's first
  * record, flows waiting, strings to copy, no room below the limit) goes to
- * trace_record() in trace.c, which handles every case.
+ * trace_emit_slow() in trace.c, which handles every case.
  */
 #ifndef HIPATH_TRACE_FAST_H
 #define HIPATH_TRACE_FAST_H

@@ -25,8 +25,11 @@ static kcost begin(const char *name, double flops, double bytes) {
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the
- * backend handed the work off (t1), or to now when it did not say. */
-static inline __attribute__((always_inline)) void end(const kcost *c, uint64_t t1, int nargs, const trace_arg *a) {
+ * backend handed the work off (t1), or to now when it did not say. Inlined,
+ * so that the recording sees the caller's args as they are built
+ * (trace_fast.h): then they are stored straight into the trace. */
+static inline __attribute__((always_inline))
+void end(const kcost *c, uint64_t t1, int nargs, const trace_arg *a) {
     if (!trace_enabled() || !c->t0) return;
     if (!t1) t1 = trace_now_ns();
     trace_slice(W(), c->name, c->t0, t1 - c->t0, nargs, a);
