@@ -540,10 +540,10 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
     return head;
 }
 
-/* n contiguous bytes at the head. One comparison, mostly: the tail, the
- * pages and the ring's end are looked at only near the limit, so the
- * flusher's stores do not slow every event. */
-static inline __attribute__((always_inline)) uint8_t *reserve(trace_thread *t, uint32_t n)
+/* n contiguous bytes at the head, for the slow paths (trace_fast.h checks
+ * the same limit inline): the tail, the pages and the ring's end are looked
+ * at only past it, so the flusher's stores do not slow every event. */
+static uint8_t *reserve(trace_thread *t, uint32_t n)
 {
     uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
     if (head + n > t->w.limit) head = make_room(t, head, n);

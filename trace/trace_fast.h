@@ -142,9 +142,9 @@ TRACE_INLINE void trace_put_args(trace_ring_arg *a, int nargs, const trace_arg *
     }
 }
 
-/* The loops are unrolled so that, with args built at the call site, the
- * compiler knows each arg's key and type: an arg becomes two stores and
- * the checks on the types go away. */
+/* Any event but a series. With args built at the call site, the unrolled
+ * loops above let the compiler know each arg's key and type: an arg
+ * becomes two stores and the checks on the types go away. */
 TRACE_INLINE void
 trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64_t dur,
            double value, int nargs, const trace_arg *args)
