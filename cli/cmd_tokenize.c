@@ -6,27 +6,11 @@
  */
 #include "cli/cli.h"
 #include "layers/tokenizer/tokenizer.h"
+#include "layers/common/file.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *read_stdin(size_t *len)
-{
-    size_t n = 0, cap = 0, k;
-    char *buf = NULL;
-    do {
-        if (n + 65536 > cap) {
-            char *p = realloc(buf, cap = 2 * cap + 65536);
-            if (!p) { free(buf); return NULL; }
-            buf = p;
-        }
-        n += k = fread(buf + n, 1, cap - n - 1, stdin);
-    } while (k > 0);
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 /* Parse "--tokenizer FILE [--chat]" and load; NULL after printing why. */
 static tokenizer *open_tokenizer(int argc, char **argv, int allow_chat, int *chat)
@@ -54,7 +38,7 @@ int cmd_tokenize(int argc, char **argv)
     tokenizer *t = open_tokenizer(argc, argv, 1, &chat);
     if (!t) return 1;
     size_t len;
-    char *text = read_stdin(&len), *prompt = NULL, err[256] = "stdin: cannot read";
+    char err[256] = "out of memory", *text = file_read("-", FILE_LARGE, &len, err, sizeof err), *prompt = NULL;
     const char *in = text;
     if (text && chat) {   /* the message is a C string: a NUL byte would end it */
         chat_message m = { "user", text };
@@ -79,10 +63,11 @@ int cmd_detokenize(int argc, char **argv)
     tokenizer *t = open_tokenizer(argc, argv, 0, &chat);
     if (!t) return 1;
     size_t len;
-    char *text = read_stdin(&len);
+    char err[256], *text = file_read("-", FILE_LARGE, &len, err, sizeof err);
     cJSON *arr = text ? cJSON_ParseWithLength(text, len) : NULL;
     int rc = 0;
-    if (!cJSON_IsArray(arr)) rc = fail("%s: stdin: not a JSON array of ids", argv[0]);
+    if (!text) rc = fail("%s: %s", argv[0], err);
+    else if (!cJSON_IsArray(arr)) rc = fail("%s: stdin: not a JSON array of ids", argv[0]);
     const cJSON *e, *list = rc ? NULL : arr;
     int i = 0;
     size_t most = 0;   /* longest token, in bytes */

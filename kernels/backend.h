@@ -17,8 +17,8 @@
 #ifndef HIPATH_BACKEND_H
 #define HIPATH_BACKEND_H
 
-#include "layers/tensor/tensor.h"
-#include "layers/tensor/kvcache.h"
+#include "layers/common/tensor.h"
+#include "layers/common/kv.h"
 #include <stdint.h>
 
 typedef struct {

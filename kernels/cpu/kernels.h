@@ -7,8 +7,8 @@
 #ifndef HIPATH_KERNELS_CPU_H
 #define HIPATH_KERNELS_CPU_H
 
-#include "layers/tensor/tensor.h"
-#include "layers/tensor/kvcache.h"
+#include "layers/common/tensor.h"
+#include "layers/common/kv.h"
 
 /* Below this many multiply-adds a kernel runs on one thread: waking a
  * second costs more than it saves (the tiny model's layers are this small). */

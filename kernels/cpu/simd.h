@@ -1,7 +1,7 @@
 /* simd.h -- AVX2 helpers the CPU kernels share, and pack.c's layout. */
 #ifndef HIPATH_SIMD_H
 #define HIPATH_SIMD_H
-#include "layers/tensor/tensor.h"
+#include "layers/common/tensor.h"
 
 /* pack.c: rows interleaved this many at a time; bytes of q per block of a
  * group; the packed copy of W, or NULL when it has none. */

@@ -14,7 +14,7 @@
  * hiprtc's built-in runtime header typedefs some sized integers (the 32-
  * and 64-bit ones, 64 as long long), and a typedef may repeat only the
  * same type. The dtypes (DT_*) come from the JIT's prelude, which prints
- * layers/tensor/tensor.h's values. */
+ * layers/common/dtype.h's values. */
 typedef signed char int8_t;
 typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
@@ -26,7 +26,7 @@ typedef unsigned long long uint64_t;
 #include <stddef.h>
 #include <stdint.h>
 extern "C" {
-#include "layers/tensor/tensor.h"
+#include "layers/common/dtype.h"
 }
 #endif
 #include "kernels/hip/geometry.h"

@@ -2,6 +2,7 @@
  * profile.c -- layer 1: load and check a GPU profile (profile.h).
  */
 #include "layers/gpu/profile.h"
+#include "layers/common/file.h"
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <limits.h>
@@ -72,24 +73,6 @@ static int resolve(const char *name_or_path, char *path, char *err, int errlen) 
     return -1;
 }
 
-static cJSON *read_json(const char *path, char *err, int errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return NULL; }
-    char *buf = NULL;
-    size_t cap = 0, len = 0, got;
-    do {
-        if (len + 4096 > cap) buf = realloc(buf, cap = 2 * cap + 4096);
-        got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-    } while (got > 0 && len < (1 << 20));
-    fclose(f);
-    buf[len] = 0;
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    if (!j) snprintf(err, errlen, "%s: not valid JSON", path);
-    return j;
-}
-
 /* obj[name], a number in (lo, hi] (or [lo, hi] when closed); `key` names it in messages. */
 static int get_num(cJSON *obj, const char *name, const char *key, double lo, int closed, double hi,
                    double *out, const char *path, char *err, int errlen) {
@@ -115,7 +98,7 @@ int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int er
     char path[PATH_MAX];
     memset(p, 0, sizeof *p);
     if (resolve(name_or_path, path, err, errlen)) return -1;
-    cJSON *j = read_json(path, err, errlen);
+    cJSON *j = json_read(path, FILE_SMALL, err, errlen);
     if (!j) return -1;
     cJSON *peak = cJSON_GetObjectItem(j, "peak_flops");
     double cu, wave, lds = 0;

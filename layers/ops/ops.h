@@ -7,8 +7,8 @@
 #ifndef HIPATH_OPS_H
 #define HIPATH_OPS_H
 
-#include "layers/tensor/tensor.h"
-#include "layers/tensor/kvcache.h"
+#include "layers/common/tensor.h"
+#include "layers/common/kv.h"
 #include <stdint.h>
 
 /* Which request and step the following ops belong to (for the trace). */

@@ -104,6 +104,4 @@ int engine_stop_ids(const model *m, const struct tokenizer *t, int *ids, int cap
 /* Whether id is one of ids[0..n). */
 int is_stop_id(const int *ids, int n, int id);
 
-#define KV_BLOCK_SIZE 16
-
 #endif

@@ -305,8 +305,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
         snprintf(s->name, sizeof s->name, "%s", base);
     }
     double mb = o->kv_cache_mb > 0 ? o->kv_cache_mb : 64;
-    double per_token = 2.0 * sizeof(float) * c->n_layers * c->n_kv_heads * c->head_dim;
-    int kv_tokens = (int)(mb * 1048576 / per_token);
+    int kv_tokens = (int)(mb * 1048576 / kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim));
     s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < kv_tokens ? c->max_seq_len : kv_tokens);
     int max_batch = o->max_batch > 0 ? o->max_batch : 32;
     if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {

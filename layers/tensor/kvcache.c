@@ -22,9 +22,6 @@ void kv_free(kv_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
-size_t kv_bytes_per_token(const kv_cache *c) { return 2 * sizeof(float) * (size_t)c->n_layers * c->kv_dim; }
-int kv_blocks_for(const kv_cache *c, int len) { return (len + c->block_size - 1) / c->block_size; }
-
 int kv_reserve(kv_cache *c, kv_seq *s, int len) {
     int need = kv_blocks_for(c, len) - s->n_blocks;
     if (need <= 0) return 0;

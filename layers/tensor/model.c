@@ -2,6 +2,7 @@
  * model.c -- layer 5: load a checkpoint and bind its tensors to the model.
  */
 #include "layers/tensor/model.h"
+#include "layers/common/file.h"
 #include "layers/ops/ops.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -17,22 +18,6 @@ static char *join(const char *dir, const char *name) {
 }
 
 static int file_exists(const char *p) { struct stat st; return stat(p, &st) == 0 && S_ISREG(st.st_mode); }
-
-static cJSON *read_json(const char *path, char *err, int errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return NULL; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { fclose(f); free(buf); snprintf(err, errlen, "%s: read failed", path); return NULL; }
-    fclose(f);
-    buf[n] = 0;
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    if (!j) snprintf(err, errlen, "%s: not valid JSON", path);
-    return j;
-}
 
 /* An int field; -1 when absent. `need` makes absence an error. */
 static int get_int(cJSON *j, const char *key, int need, const char *path, int *out, char *err, int errlen) {
@@ -97,7 +82,7 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
 
 int model_config_load(model_config *c, const char *config_json_path, char *err, int errlen) {
     memset(c, 0, sizeof *c);
-    cJSON *j = read_json(config_json_path, err, errlen);
+    cJSON *j = json_read(config_json_path, FILE_SMALL, err, errlen);
     int rc = j ? parse_config(c, j, config_json_path, err, errlen) : -1;
     cJSON_Delete(j);
     return rc;
@@ -108,7 +93,7 @@ static int load_shards(model *m, const char *dir, char *err, int errlen) {
     int rc = -1;
     if (file_exists(single)) rc = safetensors_add(&m->files, single, err, errlen);
     else if (file_exists(index)) {
-        cJSON *j = read_json(index, err, errlen), *map = j ? cJSON_GetObjectItem(j, "weight_map") : NULL, *e;
+        cJSON *j = json_read(index, FILE_SMALL, err, errlen), *map = j ? cJSON_GetObjectItem(j, "weight_map") : NULL, *e;
         if (j && !cJSON_IsObject(map)) snprintf(err, errlen, "%s: missing weight_map", index);
         else if (j) {
             rc = 0;
@@ -132,13 +117,13 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen) {
     char *cfg_path = join(dir, "config.json"), *gen_path = join(dir, "generation_config.json"),
          *tok_path = join(dir, "tokenizer.json");
     int rc = -1;
-    cJSON *j = read_json(cfg_path, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
+    cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
     /* The shapes of a rope-scaled model are fine for the calculator, but the
      * engine computes plain RoPE only: refuse to run it rather than be wrong. */
     if (scaling && !cJSON_IsNull(scaling)) snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
     else if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
         if (file_exists(gen_path)) {
-            cJSON *g = read_json(gen_path, err, errlen);
+            cJSON *g = json_read(gen_path, FILE_SMALL, err, errlen);
             if (g) add_stop_ids(&m->cfg, cJSON_GetObjectItem(g, "eos_token_id"));
             cJSON_Delete(g);
         }

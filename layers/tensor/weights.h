@@ -7,7 +7,7 @@
 #ifndef HIPATH_WEIGHTS_H
 #define HIPATH_WEIGHTS_H
 
-#include "layers/tensor/tensor.h"
+#include "layers/common/tensor.h"
 
 #define WEIGHTS_MAX_FILES 64
 

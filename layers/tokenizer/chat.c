@@ -11,6 +11,8 @@
  * gives no system message; it is read out of the template's source.
  */
 #include "layers/tokenizer/tok_internal.h"
+#include "layers/common/file.h"
+#include <unistd.h>
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdio.h>
@@ -75,12 +77,9 @@ int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int err
     char path[4096];
     snprintf(path, sizeof path, "%.*stokenizer_config.json", slash ? (int)(slash - tokenizer_json + 1) : 0,
              tokenizer_json);
-    size_t len;
-    char *text = tok_read_file(path, &len);
-    if (!text) return 0;   /* optional: ChatML, no default system prompt */
-    cJSON *cfg = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!cfg) { snprintf(err, errlen, "%s: not valid JSON", path); return -1; }
+    if (access(path, F_OK)) return 0;   /* optional: ChatML, no default system prompt */
+    cJSON *cfg = json_read(path, FILE_SMALL, err, errlen);
+    if (!cfg) return -1;
     const char *eos = token_field(cfg, "eos_token");
     t->eos_id = eos ? tokenizer_token_id(t, eos) : -1;
     const char *tmpl = template_text(cfg);

@@ -5,6 +5,7 @@
  * one-line reason naming the field.
  */
 #include "layers/tokenizer/tok_internal.h"
+#include "layers/common/file.h"
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,28 +23,6 @@ static int fail(char *err, int errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-char *tok_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, k;
-    do {
-        if (n + 65536 > cap) {
-            char *p = realloc(buf, cap = 2 * cap + 65536);
-            if (!p) { free(buf); fclose(f); return NULL; }
-            buf = p;
-        }
-        n += k = fread(buf + n, 1, cap - n - 1, f);
-    } while (k > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); return NULL; }
-    buf[n] = 0;
-    *len = n;
-    return buf;
 }
 
 int tok_pow2_above(int n)
@@ -214,8 +193,8 @@ tokenizer *tokenizer_load(const char *path, char *err, int errlen)
 {
     size_t len = strlen(path);
     if (len > 5 && !strcmp(path + len - 5, ".gguf")) return tok_load_gguf(path, err, errlen);
-    char *text = tok_read_file(path, &len);
-    if (!text) { fail(err, errlen, "%s: cannot read file", path); return NULL; }
+    char *text = file_read(path, FILE_LARGE, &len, err, errlen);
+    if (!text) return NULL;
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     if (!root) { fail(err, errlen, "%s: not valid JSON", path); return NULL; }

@@ -60,8 +60,6 @@ size_t tok_bytelevel_decode(const char *s, size_t n, char *out);
  * k the bytes to replace by one U+FFFD (Unicode's "maximal subpart"). */
 int tok_utf8_char(const unsigned char *s, size_t n);
 
-/* load.c: a whole file, NUL-terminated; NULL if unreadable. */
-char *tok_read_file(const char *path, size_t *len);
 /* load.c: the smallest power of two >= 16 above 2n (a hash table's size). */
 int tok_pow2_above(int n);
 /* load.c: append a pre-tokenizer stage (PCRE2 pattern, compiled UTF+UCP). */

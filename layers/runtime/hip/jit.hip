@@ -8,7 +8,7 @@
  */
 #include "layers/runtime/hip/jit.h"
 extern "C" {
-#include "layers/tensor/tensor.h"
+#include "layers/common/dtype.h"
 }
 #ifdef HIPATH_CUDA
 #include <nvrtc.h>
@@ -39,7 +39,7 @@ static const char *const HEADER[][2] = {
 enum { N_HEADER = sizeof HEADER / sizeof *HEADER, MAGIC_LEN = 13 };
 static const char MAGIC[] = "hipath-jit 1\n";
 
-/* The dtypes the kernels take, with tensor.h's values: the one place they are defined. */
+/* The dtypes the kernels take, with dtype.h's values: the one place they are defined. */
 #define DTYPE(d) { #d, d }
 static const struct { const char *name; int value; } DTYPES[] = {
     DTYPE(DT_F32), DTYPE(DT_F16), DTYPE(DT_BF16), DTYPE(DT_Q8_0), DTYPE(DT_Q4_0), DTYPE(DT_Q4_1)

@@ -1,5 +1,5 @@
 /* tensor.c -- dtypes: sizes, names, and conversion of a row to f32. */
-#include "layers/tensor/tensor.h"
+#include "layers/common/dtype.h"
 #include <string.h>
 
 static const struct { const char *name; int block; int block_bytes; } DT[DT_COUNT] = {

@@ -1,12 +1,10 @@
 /*
- * tensor.h -- layer 5: what a tensor is.
- *
- * A tensor here is a view: a name, a dtype, a shape and a pointer to bytes
- * that usually live in an mmap'd weights file. Row-major; shape[0] is the
- * slowest dimension, so a linear weight W has shape [out, in] as in HF.
+ * dtype.h -- shared vocabulary: the element types a weight can be stored
+ * in, their sizes, and conversion of a stored row to f32. Every layer may
+ * include layers/common/ (docs/architecture.md, "the rule").
  */
-#ifndef HIPATH_TENSOR_H
-#define HIPATH_TENSOR_H
+#ifndef HIPATH_DTYPE_H
+#define HIPATH_DTYPE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,15 +14,6 @@ typedef enum {
     DT_Q8_0, DT_Q4_0, DT_Q4_1,     /* GGUF block formats, 32 weights a block */
     DT_I32, DT_COUNT
 } dtype;
-
-typedef struct {
-    const char *name;
-    dtype dt;
-    int ndim;
-    int64_t shape[4];
-    const void *data;
-    size_t nbytes;
-} tensor;
 
 const char *dtype_name(dtype dt);
 /* Bytes for n consecutive elements of a row (n a multiple of the block size

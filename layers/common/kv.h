@@ -1,0 +1,45 @@
+/*
+ * kv.h -- shared vocabulary: the paged KV cache's layout (PagedAttention).
+ *
+ * K and V live in fixed-size blocks of token slots; each sequence has a
+ * block table saying which blocks hold its positions, in order. Layer 6
+ * decides who gets blocks, layer 5 owns the pool (layers/tensor/kvcache.h),
+ * layers 4 and 3 read and write the slots through kv_k() and kv_v().
+ */
+#ifndef HIPATH_KV_H
+#define HIPATH_KV_H
+
+#include <stddef.h>
+
+#define KV_BLOCK_SIZE 16     /* token slots per block (vLLM's default) */
+
+typedef struct {
+    int block_size;          /* token slots per block */
+    int n_blocks;
+    int n_layers, kv_dim;    /* kv_dim = n_kv_heads * head_dim */
+    float *k, *v;            /* [n_layers][n_blocks][block_size][kv_dim] */
+    int *free_list, n_free;
+} kv_cache;
+
+/* One sequence's view: its blocks in order, and how many tokens it holds. */
+typedef struct {
+    int *blocks, n_blocks, cap;
+    int len;                 /* tokens whose K and V are stored */
+} kv_seq;
+
+/* Bytes one token's K and V take over all layers (f32 slots). */
+static inline size_t kv_token_bytes(int n_layers, int kv_dim) { return 2 * sizeof(float) * (size_t)n_layers * kv_dim; }
+/* Blocks that hold len tokens. */
+static inline int kv_blocks_for(const kv_cache *c, int len) { return (len + c->block_size - 1) / c->block_size; }
+
+/* Address of layer l's K (or V) row for token position pos of sequence s. */
+static inline float *kv_k(const kv_cache *c, const kv_seq *s, int l, int pos) {
+    size_t b = (size_t)s->blocks[pos / c->block_size];
+    return c->k + (((size_t)l * c->n_blocks + b) * c->block_size + pos % c->block_size) * c->kv_dim;
+}
+static inline float *kv_v(const kv_cache *c, const kv_seq *s, int l, int pos) {
+    size_t b = (size_t)s->blocks[pos / c->block_size];
+    return c->v + (((size_t)l * c->n_blocks + b) * c->block_size + pos % c->block_size) * c->kv_dim;
+}
+
+#endif
