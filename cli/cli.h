@@ -12,7 +12,7 @@ int cmd_device(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 
 /* Print "hipath: <reason>" as one line on stderr; returns 1 (the exit code). */
-int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a whole decimal number / float; 0 on success. */
 int parse_int(const char *s, long lo, long hi, long *out);
 int parse_float(const char *s, double lo, double hi, double *out);

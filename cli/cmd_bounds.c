@@ -144,27 +144,27 @@ int cmd_bounds(int argc, char **argv) {
         case 'd': device = optarg; break;
         case 't': in.dtype = optarg; break;
         case 'k': in.kv_dtype = optarg; break;
-        case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
-        case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
-        case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return cli_fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
+        case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
+        case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
         case 'j': json = 1; break;
         case 'B': breakdown = 1; break;
         case 'h': gpu_profile_list(known, sizeof known); printf(USAGE, known); return 0;
-        default: return fail("bounds: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return cli_fail("bounds: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind < argc) return fail("bounds: unexpected argument '%s' (see --help)", argv[optind]);
-    if (!config) return fail("bounds: --config is required");
-    if (!device) return fail("bounds: --device is required");
+    if (optind < argc) return cli_fail("bounds: unexpected argument '%s' (see --help)", argv[optind]);
+    if (!config) return cli_fail("bounds: --config is required");
+    if (!device) return cli_fail("bounds: --device is required");
     if (in.context < 0) in.context = in.prompt_len;
 
     char err[512];
     model_config c;
     gpu_profile g;
     bounds_result r;
-    if (model_config_load(&c, config, err, sizeof err)) return fail("%s", err);
-    if (gpu_profile_load(&g, device, err, sizeof err)) return fail("%s", err);
-    if (bounds_compute(&c, &g, &in, &r, err, sizeof err)) return fail("bounds: %s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
+    if (gpu_profile_load(&g, device, err, sizeof err)) return cli_fail("%s", err);
+    if (bounds_compute(&c, &g, &in, &r, err, sizeof err)) return cli_fail("bounds: %s", err);
     if (json) print_json(&c, &g, &in, &r, breakdown);
     else print_text(&c, &g, &in, &r, breakdown);
     return 0;

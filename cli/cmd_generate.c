@@ -127,12 +127,12 @@ int cmd_generate(int argc, char **argv) {
         case 'm': model_path = optarg; break;
         case 'p': prompt = optarg; break;
         case 'i': prompt_ids = optarg; break;
-        case 'n': if (parse_int(optarg, 1, 1 << 30, &max_tokens)) return fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
-        case 't': if (parse_float(optarg, 0, 100, &temperature)) return fail("--temperature must be a number >= 0, got '%s'", optarg); break;
-        case 'P': if (parse_float(optarg, 1e-6, 1, &top_p)) return fail("--top-p must be in (0, 1], got '%s'", optarg); break;
-        case 'k': if (parse_int(optarg, 0, 1 << 30, &top_k)) return fail("--top-k must be an integer >= 0, got '%s'", optarg); break;
-        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return fail("--seed must be an integer >= 0, got '%s'", optarg); break;
-        case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
+        case 'n': if (parse_int(optarg, 1, 1 << 30, &max_tokens)) return cli_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, 100, &temperature)) return cli_fail("--temperature must be a number >= 0, got '%s'", optarg); break;
+        case 'P': if (parse_float(optarg, 1e-6, 1, &top_p)) return cli_fail("--top-p must be in (0, 1], got '%s'", optarg); break;
+        case 'k': if (parse_int(optarg, 0, 1 << 30, &top_k)) return cli_fail("--top-k must be an integer >= 0, got '%s'", optarg); break;
+        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return cli_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
+        case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return cli_fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
         case 'd': device = optarg; break;
         case 'D': db = optarg; break;
         case 'F': pftrace = optarg; break;
@@ -140,33 +140,33 @@ int cmd_generate(int argc, char **argv) {
         case 'J': rt_jit(1); break;
         case 'E': ignore_eos = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return cli_fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (!model_path) return fail("generate: --model is required");
-    if (!prompt == !prompt_ids) return fail("generate: give exactly one of --prompt or --prompt-ids");
+    if (!model_path) return cli_fail("generate: --model is required");
+    if (!prompt == !prompt_ids) return cli_fail("generate: give exactly one of --prompt or --prompt-ids");
 
     char err[512];
-    if (rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
     if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, model_path)) { rt_close(); return 1; }
     model m;
-    if (model_load(&m, model_path, err, sizeof err)) { rt_close(); trace_close(err, sizeof err); return fail("%s", err); }
+    if (model_load(&m, model_path, err, sizeof err)) { rt_close(); trace_close(err, sizeof err); return cli_fail("%s", err); }
     gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
     int *ids = NULL, n_ids = 0, rc = 1;
-    if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { fail("%s", err); goto out; }
-    if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
-    if (prompt && !g.tok) { fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
-    if (prompt && encode_prompt(g.tok, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { fail("%s", err); goto out; }
+    if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { cli_fail("%s", err); goto out; }
+    if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { cli_fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
+    if (prompt && !g.tok) { cli_fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
+    if (prompt && encode_prompt(g.tok, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { cli_fail("%s", err); goto out; }
     if (g.tok) detok_init(&g.ds, g.tok);
-    if (n_ids < 1) { fail("the prompt is empty"); goto out; }
+    if (n_ids < 1) { cli_fail("the prompt is empty"); goto out; }
     if (n_ids + max_tokens > m.cfg.max_seq_len) {
-        fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
+        cli_fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
     }
 
     int stop_ids[16], n_stop = engine_stop_ids(&m, g.tok, stop_ids, 16);
 
     engine e;
-    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { fail("%s", err); goto out; }
+    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { cli_fail("%s", err); goto out; }
     request r = { .id = REQ_ID, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
                   .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
                   .top_logprobs = (int)top_logprobs, .n_stop = ignore_eos ? 0 : n_stop, .stop_ids = stop_ids,
@@ -175,7 +175,7 @@ int cmd_generate(int argc, char **argv) {
     /* host_s: the generation on this host's clock, whatever the device's
      * timeline says (bench/trace_overhead.sh compares it traced and not) */
     double t0 = host_seconds();
-    if (engine_generate(&e, &r, err, sizeof err)) { fail("%s", err); engine_free(&e); goto out; }
+    if (engine_generate(&e, &r, err, sizeof err)) { cli_fail("%s", err); engine_free(&e); goto out; }
     double host_s = host_seconds() - t0;
     engine_free(&e);
     if (g.tok) {
@@ -214,6 +214,6 @@ out:
     if (g.tok) tokenizer_free(g.tok);
     model_free(&m);
     rt_close();
-    if (trace_close(err, sizeof err)) return fail("%s", err);
+    if (trace_close(err, sizeof err)) return cli_fail("%s", err);
     return rc;
 }

@@ -114,11 +114,11 @@ static void row(lab *L, const char *q, const char *unit, double pred, double mea
 static int bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx, bounds_result *b) {
     model_config c;
     char err[512];
-    if (model_config_load(&c, config, err, sizeof err)) return fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (P > c.max_seq_len) P = c.max_seq_len;
     if (ctx > c.max_seq_len) ctx = c.max_seq_len;
     bounds_input in = { dtype, kv, B, P, ctx };
-    return bounds_compute(&c, g, &in, b, err, sizeof err) ? fail("%s: %s", config, err) : 0;
+    return bounds_compute(&c, g, &in, b, err, sizeof err) ? cli_fail("%s: %s", config, err) : 0;
 }
 
 /* The short name of a config or model folder, for the model column. */
@@ -138,13 +138,13 @@ static int session_begin(lab *L, const char *device, const char *model, const ch
     char err[512], pf[1100];
     if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
     else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
-    if (rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
     const char *pftrace = pf;
     char *argv[] = { "lab", (char *)device, (char *)model };
     if (cli_trace_open(3, argv, L->db, &pftrace, model)) return -1;
     L->run = trace_run_id();
     server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch };
-    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); rt_close(); return fail("%s", err); }
+    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); rt_close(); return cli_fail("%s", err); }
     snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
     fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, rt_device_now()->name);
     return 0;
@@ -155,7 +155,7 @@ static int session_end(lab *L) {
     server_stop(L->srv);
     L->srv = NULL;
     rt_close();
-    return trace_close(err, sizeof err) ? fail("%s", err) : 0;
+    return trace_close(err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
 typedef struct { chat_request q; chat_result r; } call;
@@ -178,12 +178,12 @@ static int send_all(lab *L, const char *text, int max_tokens, int ignore_eos, in
     }
     for (int i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
-        if (c[i].r.status != 200 || c[i].r.error[0]) { rc = rc ? rc : fail("lab %d: request %lld: %s", L->n, (long long)(id0 + i), c[i].r.error); }
+        if (c[i].r.status != 200 || c[i].r.error[0]) { rc = rc ? rc : cli_fail("lab %d: request %lld: %s", L->n, (long long)(id0 + i), c[i].r.error); }
         if (r) r[i] = c[i].r; else chat_result_free(&c[i].r);
     }
     free(c); free(t);
     char err[512];
-    return trace_flush(err, sizeof err) ? fail("%s", err) : rc;
+    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : rc;
 }
 
 /* One session: warm-up (id 1), then one measured request (id 2). */
@@ -241,7 +241,7 @@ static char *prompt_of(const char *model_dir, const char *config, int P) {
     tokenizer *t = NULL;
     if (model_dir) { snprintf(path, sizeof path, "%s/tokenizer.json", model_dir); t = tokenizer_load(path, err, sizeof err); }
     else { model_config c; if (!model_config_load(&c, config, err, sizeof err)) t = tokenizer_placeholder(c.vocab_size, err, sizeof err); }
-    if (!t) { fail("%s", err); return NULL; }
+    if (!t) { cli_fail("%s", err); return NULL; }
     char *text = malloc(3 * (size_t)P + 4);
     int k = 0;
     for (;; k++) {
@@ -268,7 +268,7 @@ static const char *gpu_of(const char *device) {
 
 static int load_profile(const char *name, gpu_profile *g) {
     char err[512];
-    return gpu_profile_load(g, name, err, sizeof err) ? fail("%s", err) : 0;
+    return gpu_profile_load(g, name, err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
 static int model_dtype(const char *model_dir) {   /* 1 if the model is stored in bf16 */
@@ -291,7 +291,7 @@ static int ops_per_pass(const model_config *c) { return 3 + 16 * c->n_layers + (
 static int config_of(const char *model_dir, model_config *c, char *cfg, int cap) {
     char err[512];
     snprintf(cfg, cap, "%s/config.json", model_dir);
-    return model_config_load(c, cfg, err, sizeof err) ? fail("%s", err) : 0;
+    return model_config_load(c, cfg, err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
 /* Lab 1: one "Hi" down and back; counts predicted, layers measured. */
@@ -406,7 +406,7 @@ static int lab3(lab *L) {
         bounds_result b;
         char err[512];
         if (one_request(L, RUNS[i].device, RUNS[i].model, RUNS[i].adt, "Hi", 32, &r)) return -1;
-        if (model_config_load(&c, RUNS[i].config, err, sizeof err)) return fail("%s", err);
+        if (model_config_load(&c, RUNS[i].config, err, sizeof err)) return cli_fail("%s", err);
         const rt_device *d = rt_device_now();
         int on_gpu = d->kind != RT_CPU;
         if (load_profile(on_gpu ? strchr(d->name, ':') + 1 : "w7900", &g)) return -1;
@@ -640,20 +640,20 @@ static int write_profile(lab *L, const char *suffix, double bw, double flops, ch
     char src[1100];
     snprintf(src, sizeof src, "layers/gpu/profiles/%s.json", L->profile);
     FILE *f = fopen(src, "r");
-    if (!f) return fail("lab 7: %s: cannot read (run from the repository root)", src);
+    if (!f) return cli_fail("lab 7: %s: cannot read (run from the repository root)", src);
     char buf[65536];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = 0;
     cJSON *j = cJSON_Parse(buf), *p = j ? cJSON_GetObjectItem(j, "peak_flops") : NULL, *e;
-    if (!j) return fail("lab 7: %s: not valid JSON", src);
+    if (!j) return cli_fail("lab 7: %s: not valid JSON", src);
     cJSON *b = cJSON_GetObjectItem(j, "memory_bandwidth_bytes_per_s");
     if (cJSON_IsNumber(b)) cJSON_SetNumberValue(b, b->valuedouble * bw);
     cJSON_ArrayForEach(e, p) if (cJSON_IsNumber(e)) cJSON_SetNumberValue(e, e->valuedouble * flops);
     snprintf(path, cap, "%s/%s-%s.json", L->out, L->profile, suffix);
     char *s = cJSON_Print(j);
     f = fopen(path, "w");
-    int rc = f && s && fputs(s, f) >= 0 ? 0 : fail("%s: cannot write", path);
+    int rc = f && s && fputs(s, f) >= 0 ? 0 : cli_fail("%s: cannot write", path);
     if (f) fclose(f);
     free(s);
     cJSON_Delete(j);
@@ -678,7 +678,7 @@ static int lab7(lab *L) {
         gpu_profile g = rt_device_now()->prof;
         model_config mc;
         char err[256];
-        if (model_config_load(&mc, config, err, sizeof err)) return fail("%s", err);
+        if (model_config_load(&mc, config, err, sizeof err)) return cli_fail("%s", err);
         bounds_result b, pre;
         int P = r.prompt_tokens, n = r.completion_tokens;
         if (bounds(config, &g, dt, "fp32", 1, P, P + n / 2, &b) || bounds(config, &g, dt, "fp32", 1, P, P, &pre)) return -1;
@@ -732,24 +732,24 @@ int cmd_lab(int argc, char **argv) {
         case 'm': L.model = optarg; break;
         case 'o': L.out = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return fail("lab: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return cli_fail("lab: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
     long n;
-    if (optind != argc - 1 || parse_int(argv[optind], 1, NLABS, &n)) return fail("lab: give the lab's number, 1 to %d (hipath lab --help)", NLABS);
+    if (optind != argc - 1 || parse_int(argv[optind], 1, NLABS, &n)) return cli_fail("lab: give the lab's number, 1 to %d (hipath lab --help)", NLABS);
     L.n = (int)n;
     if (!L.out) { snprintf(out, sizeof out, "labs/out/lab%d", L.n); L.out = out; }
     char path[1100];
-    if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, L.n) >= (int)sizeof L.db || cli_make_parent(L.db)) return fail("--out %s: cannot create the folder", L.out);
+    if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, L.n) >= (int)sizeof L.db || cli_make_parent(L.db)) return cli_fail("--out %s: cannot create the folder", L.out);
     unlink(L.db);   /* each lab run starts a fresh database */
     snprintf(path, sizeof path, "%s/lab%d.csv", L.out, L.n);
-    if (!(L.csv = fopen(path, "w"))) return fail("%s: cannot write", path);
+    if (!(L.csv = fopen(path, "w"))) return cli_fail("%s: cannot write", path);
     fprintf(L.csv, "lab,run_id,model,device,dtype,kv_dtype,batch,prompt_len,context,quantity,unit,predicted,measured,ratio,predicted_from,measured_from,reading\n");
     L.rows = cJSON_CreateArray();
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     char err[512];
-    if (rt_select(L.device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return fail("%s", err); }
+    if (rt_select(L.device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return cli_fail("%s", err); }
     snprintf(L.profile, sizeof L.profile, "%s", gpu_of(L.device));
     if (!strcmp(L.device, "auto")) L.device = rt_device_now()->name[0] == 'h' ? "hip:0" : "sim:w7900";
     double t0 = host_seconds();

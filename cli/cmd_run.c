@@ -82,12 +82,12 @@ static int check_fits(const char *config, const char *dtype, int context) {
     model_config c;
     bounds_result b;
     char err[512];
-    if (model_config_load(&c, config, err, sizeof err)) return fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
-    if (bounds_compute(&c, &rt_device_now()->prof, &in, &b, err, sizeof err)) return fail("%s", err);
+    if (bounds_compute(&c, &rt_device_now()->prof, &in, &b, err, sizeof err)) return cli_fail("%s", err);
     if (b.capacity.fits) return 0;
-    return fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
+    return cli_fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
                 config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
                 b.capacity.workspace_bytes / 1e9, (b.capacity.weights_bytes + b.capacity.kv_bytes + b.capacity.workspace_bytes) / 1e9,
                 b.capacity.device_bytes / 1e9);
@@ -111,9 +111,9 @@ int cmd_run(int argc, char **argv) {
         case 'm': model_dir = optarg; break;
         case 'u': url = optarg; break;
         case 'a': api_key = optarg; break;
-        case 'n': if (parse_int(optarg, 1, 1 << 24, &max_tokens)) return fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
-        case 't': if (parse_float(optarg, 0, 2, &temperature)) return fail("--temperature must be 0 to 2, got '%s'", optarg); break;
-        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return fail("--seed must be an integer >= 0, got '%s'", optarg); break;
+        case 'n': if (parse_int(optarg, 1, 1 << 24, &max_tokens)) return cli_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, 2, &temperature)) return cli_fail("--temperature must be 0 to 2, got '%s'", optarg); break;
+        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return cli_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
         case 'd': db = optarg; break;
         case 'p': pftrace = optarg; break;
         case 'D': device = optarg; break;
@@ -122,22 +122,22 @@ int cmd_run(int argc, char **argv) {
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
         case 'J': rt_jit(1); break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) return fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
+    if (optind != argc - 1) return cli_fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
     char err[512], base[256], model[256], adev[200];
-    if (analytic && (url || !config)) return fail("run --analytic: needs --config CONFIG.json and no --url");
-    if (config && !analytic) return fail("run: --config is for --analytic (a real run takes --model DIR)");
+    if (analytic && (url || !config)) return cli_fail("run --analytic: needs --config CONFIG.json and no --url");
+    if (config && !analytic) return cli_fail("run: --config is for --analytic (a real run takes --model DIR)");
     if (analytic) {
         analytic_device(device, adev, sizeof adev);
         device = adev;
         model_dir = config;
     }
     signal(SIGPIPE, SIG_IGN);
-    if (!url && rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (!url && rt_select(device, err, sizeof err)) return cli_fail("%s", err);
     if (analytic && check_fits(config, dtype, (int)max_tokens + 64)) return 1;
     if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
     int64_t run = trace_run_id();
@@ -147,12 +147,12 @@ int cmd_run(int argc, char **argv) {
     if (!url) {
         server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
                           .analytic_dtype = analytic ? dtype : NULL };
-        if (!(s = server_start(&o, err, sizeof err))) { fail("%s", err); goto out; }
+        if (!(s = server_start(&o, err, sizeof err))) { cli_fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
         snprintf(model, sizeof model, "%s", server_model_name(s));
         url = base;
     } else if (client_first_model(url, api_key, model, sizeof model, err, sizeof err)) {
-        fail("%s", err);
+        cli_fail("%s", err);
         goto out;
     }
     chat_request q = { .url = url, .model = model, .content = argv[optind], .max_tokens = (int)max_tokens,
@@ -162,11 +162,11 @@ int cmd_run(int argc, char **argv) {
     int ok = client_chat(&q, &r) == 0;
     fputc('\n', stdout);
     fflush(stdout);
-    if (!ok) fail("%s", r.error);
+    if (!ok) cli_fail("%s", r.error);
     if (s) server_stop(s);
     s = NULL;
     rt_close();
-    if (trace_close(err, sizeof err)) fail("%s", err);
+    if (trace_close(err, sizeof err)) cli_fail("%s", err);
     else if (ok) print_summary(&r, db, pftrace, run);
     chat_result_free(&r);
     return ok ? 0 : 1;

@@ -41,21 +41,21 @@ int cmd_serve(int argc, char **argv) {
         switch (c) {
         case 'm': o.model_dir = optarg; break;
         case 'H': o.host = optarg; break;
-        case 'p': if (parse_int(optarg, 0, 65535, &v)) return fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
+        case 'p': if (parse_int(optarg, 0, 65535, &v)) return cli_fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
         case 'n': o.served_name = optarg; break;
-        case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
-        case 'b': if (parse_int(optarg, 1, 4096, &v)) return fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return cli_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 4096, &v)) return cli_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;
         case 'J': rt_jit(1); break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (!o.model_dir) return fail("serve: --model is required");
+    if (!o.model_dir) return cli_fail("serve: --model is required");
 
     /* Every thread inherits the blocked signals; only sigwait below takes them. */
     sigset_t stop;
@@ -66,16 +66,16 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     char err[512];
-    if (rt_select(device, err, sizeof err)) return fail("%s", err);
+    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
     if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, o.model_dir)) return 1;
     server *s = server_start(&o, err, sizeof err);
-    if (!s) { trace_close(err, sizeof err); return fail("%s", err); }
+    if (!s) { trace_close(err, sizeof err); return cli_fail("%s", err); }
     fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
     int sig;
     sigwait(&stop, &sig);
     fprintf(stderr, "hipath: stopping\n");
     server_stop(s);
-    if (trace_close(err, sizeof err)) return fail("%s", err);
+    if (trace_close(err, sizeof err)) return cli_fail("%s", err);
     if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
     rt_close();
     return 0;

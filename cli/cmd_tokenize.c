@@ -23,12 +23,12 @@ static tokenizer *open_tokenizer(int argc, char **argv, int allow_chat, int *cha
         else { path = NULL; break; }
     }
     if (!path) {
-        fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], allow_chat ? " [--chat]" : "");
+        cli_fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], allow_chat ? " [--chat]" : "");
         return NULL;
     }
     char err[512];
     tokenizer *t = tokenizer_load(path, err, sizeof err);
-    if (!t) fail("%s: %s", argv[0], err);
+    if (!t) cli_fail("%s: %s", argv[0], err);
     return t;
 }
 
@@ -51,7 +51,7 @@ int cmd_tokenize(int argc, char **argv)
         putchar('[');
         for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
         puts("]");
-    } else fail("%s: %s", argv[0], err);
+    } else cli_fail("%s: %s", argv[0], err);
     free(ids), free(prompt), free(text);
     tokenizer_free(t);
     return n < 0;
@@ -66,19 +66,19 @@ int cmd_detokenize(int argc, char **argv)
     char err[256], *text = file_read("-", FILE_LARGE, &len, err, sizeof err);
     cJSON *arr = text ? cJSON_ParseWithLength(text, len) : NULL;
     int rc = 0;
-    if (!text) rc = fail("%s: %s", argv[0], err);
-    else if (!cJSON_IsArray(arr)) rc = fail("%s: stdin: not a JSON array of ids", argv[0]);
+    if (!text) rc = cli_fail("%s: %s", argv[0], err);
+    else if (!cJSON_IsArray(arr)) rc = cli_fail("%s: stdin: not a JSON array of ids", argv[0]);
     const cJSON *e, *list = rc ? NULL : arr;
     int i = 0;
     size_t most = 0;   /* longest token, in bytes */
     cJSON_ArrayForEach(e, list) {   /* check every id before printing any text */
         size_t n;
         if (!cJSON_IsNumber(e) || e->valuedouble != e->valueint) {
-            rc = fail("%s: stdin: element [%d] is not an integer id", argv[0], i);
+            rc = cli_fail("%s: stdin: element [%d] is not an integer id", argv[0], i);
             break;
         }
         if (!tokenizer_token_bytes(t, e->valueint, &n)) {
-            rc = fail("%s: stdin: id %d at [%d] is not in the vocabulary", argv[0], e->valueint, i);
+            rc = cli_fail("%s: stdin: id %d at [%d] is not in the vocabulary", argv[0], e->valueint, i);
             break;
         }
         if (n > most) most = n;
@@ -87,7 +87,7 @@ int cmd_detokenize(int argc, char **argv)
     /* One step's text: pending bytes plus the token, each byte at worst a 3-byte U+FFFD. */
     int cap = 3 * (int)most + 16;
     char *out = rc ? NULL : malloc(cap);
-    if (!rc && !out) rc = fail("%s: out of memory", argv[0]);
+    if (!rc && !out) rc = cli_fail("%s: out of memory", argv[0]);
     if (!rc) {
         detok_stream s;
         detok_init(&s, t);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-int fail(const char *fmt, ...) {
+int cli_fail(const char *fmt, ...) {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -77,7 +77,7 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
     const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
                             .device = d->name, .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
-    return trace_open(&info, err, sizeof err) ? fail("%s", err) : 0;
+    return trace_open(&info, err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {
@@ -118,5 +118,5 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)
         if (!strcmp(argv[1], CMDS[i].name)) return CMDS[i].fn(argc - 1, argv + 1);
-    return fail("unknown command '%s' (try 'hipath --help')", argv[1]);
+    return cli_fail("unknown command '%s' (try 'hipath --help')", argv[1]);
 }

@@ -18,7 +18,7 @@ static int by_p_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
-void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
+void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
     trace_where w = { .layer = L_OPS, .dir = DIR_UP, .req = -1, .step = -1, .clock = CLOCK_MEASURED };
     trace_arg a[] = { TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p), TA_INT("top_k", s->top_k),
                       TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab) };

@@ -31,6 +31,6 @@ typedef struct {
 void sampler_seed(sampler *s, uint64_t seed);
 /* Choose a token; fill r (with n_top alternatives, 0..MAX_TOP_LOGPROBS).
  * work is scratch of 2*vocab floats. */
-void sample(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r);
+void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r);
 
 #endif

@@ -177,7 +177,7 @@ int engine_step(engine *e) {
             sample_result s;
             fin[i] = "error";
             if (failed) continue;
-            sample(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
+            sampler_pick(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
             fin[i] = emit(e, batch[i], &s, t);
         }
         trace_end(w, 0, NULL);
