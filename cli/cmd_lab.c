@@ -223,8 +223,9 @@ static double median(lab *L, const char *x, const char *from, double a, double b
 }
 
 /* The decode steps of request ?2 (v_steps), as a FROM clause. */
-#define DECODE_STEPS "v_steps WHERE run_id = ?1 AND n_prefill = 0 AND ','||requests||',' LIKE '%,'||CAST(?2 AS INTEGER)||',%'"
-#define PREFILL_STEP "v_steps WHERE run_id = ?1 AND n_prefill > 0 AND ','||requests||',' LIKE '%,'||CAST(?2 AS INTEGER)||',%'"
+#define STEPS_OF_REQ "v_steps WHERE run_id = ?1 AND slice_id IN (SELECT slice_id FROM v_step_requests WHERE run_id = ?1 AND request = ?2)"
+#define DECODE_STEPS STEPS_OF_REQ " AND n_prefill = 0"
+#define PREFILL_STEP STEPS_OF_REQ " AND n_prefill > 0"
 #define REQ_WINDOW "(SELECT start_ns FROM v_request_latency WHERE run_id = ?1 AND request = ?2) AND " \
                    "(SELECT start_ns + e2e_ns FROM v_request_latency WHERE run_id = ?1 AND request = ?2)"
 static const char *LAT = "SELECT %s FROM v_request_latency WHERE run_id = ?1 AND request = ?2";
@@ -475,7 +476,8 @@ static int lab4(lab *L) {
         L->pt = (point){ short_name(L->model, nm, sizeof nm), L->device, dt, "fp32", B, (int)P, (int)P + TOK / 2 };
         /* the decode steps of the B requests (named by their first request), and those with all B in */
         char grp[300], full[340];
-        snprintf(grp, sizeof grp, "v_steps WHERE run_id = ?1 AND n_prefill = 0 AND CAST(substr(requests, 1, instr(requests||',', ',') - 1) AS INTEGER) BETWEEN ?2 AND ?3");
+        snprintf(grp, sizeof grp, "v_steps WHERE run_id = ?1 AND n_prefill = 0 AND slice_id IN "
+                 "(SELECT slice_id FROM v_step_requests WHERE run_id = ?1 AND request BETWEEN ?2 AND ?3)");
         snprintf(full, sizeof full, "%s AND n_decode = %d", grp, B);
         double a = id0[i], z = id0[i] + B - 1, step = median(L, "dur_ns / 1e9", full, a, z), tpot = median(L, "dur_ns / 1e9", grp, a, z);
         char sql[600];

@@ -148,6 +148,15 @@ const char trace_views_sql[] =
 "FROM st LEFT JOIN op ON op.run_id = st.run_id AND op.step = st.step\n"
 "LEFT JOIN dev ON dev.run_id = st.run_id AND dev.step = st.step;\n"
 "\n"
+/* Which requests each engine step served: one row per (step, request).
+ * The step's arg `requests` is a JSON array; files written before it was
+ * were a comma-separated list, read here as one. */
+"CREATE VIEW IF NOT EXISTS v_step_requests AS\n"
+"WITH st AS (SELECT run_id, id, step, json_extract(args, '$.requests') AS r FROM slices\n"
+"            WHERE layer = 6 AND name = 'step' AND kind = 'slice' AND args IS NOT NULL)\n"
+"SELECT st.run_id, st.id AS slice_id, st.step, CAST(j.value AS INTEGER) AS request\n"
+"FROM st, json_each(CASE WHEN json_valid(st.r) THEN st.r ELSE '[' || st.r || ']' END) j;\n"
+"\n"
 /* Layer-4 operators, totals by name (both directions: 'sample' goes up). */
 "CREATE VIEW IF NOT EXISTS v_op_time AS\n"
 "SELECT run_id, name, direction, clock, COUNT(*) AS n, SUM(dur_ns) AS total_ns,\n"

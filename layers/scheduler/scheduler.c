@@ -151,9 +151,9 @@ int engine_step(engine *e) {
         request *batch[n];
         seq_step seqs[n];
         const char *fin[n];
-        char ids[n * 21 + 1];
-        int n_prefill = 0, len = 0;
-        ids[0] = 0;
+        char ids[n * 21 + 3];   /* the batch's request ids, a JSON array */
+        int n_prefill = 0, len = 1;
+        ids[0] = '[';
         for (int i = 0; i < n; i++) {
             request *r = batch[i] = e->running[i];   /* only this thread changes running[] */
             int prefill = r->kv.len == 0;
@@ -162,6 +162,7 @@ int engine_step(engine *e) {
                                   .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size };
             len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
         }
+        snprintf(ids + len, sizeof ids - len, "]");
         trace_where w = where6(-1, e->step, DIR_DOWN);
         trace_arg a[] = { TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill), TA_INT("tokens", tokens),
                           TA_STR("requests", ids), TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free) };
