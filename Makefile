@@ -15,7 +15,7 @@ LDFLAGS += -fopenmp $(SAN)
 
 PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
-LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/cpu/*.c trace/*.c))
+LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)

@@ -24,7 +24,7 @@
 #define BATCH 2000  /* events per timed batch */
 
 static const trace_where w = { .layer = L_KERNELS, .dir = DIR_DOWN, .req = 1, .step = 3,
-                               .clock = CLOCK_MEASURED, .track = 0 };
+                               .clock = TRACE_MEASURED, .track = 0 };
 
 /* n events: begin + end pairs, the begin with two args (strings are
  * literals, kept by pointer: a copied string, TA_STR, takes a slower path).

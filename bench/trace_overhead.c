@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "layers/scheduler/engine.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
@@ -83,7 +83,7 @@ static double traced(job *j, const char *device, double *events, double *close_s
     const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = DB, .perfetto_path = PF, .command = "trace_overhead",
                             .model = "bench", .device = device,
-                            .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
+                            .clock_domain = d->driver->clock_domain };
     if (trace_open(&info, err, sizeof err)) die("trace_open", err);
     double s = generate(j);
     *events = (double)trace_get_stats().events;
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     int pairs = argc > 4 ? atoi(argv[4]) : 100;
     char err[512];
     if (j.tokens < 1 || pairs < 2) die("usage", "trace_overhead [MODEL_DIR [DEVICE [TOKENS >= 1 [PAIRS >= 2]]]]");
-    if (rt_select(device, err, sizeof err)) die(device, err);
+    if (backend_open(device, err, sizeof err)) die(device, err);
     if (model_load(&j.m, dir, err, sizeof err)) die(dir, err);
     tokenizer *tok = j.m.tokenizer_path ? tokenizer_load(j.m.tokenizer_path, err, sizeof err) : NULL;
     if (tok) {
@@ -147,6 +147,6 @@ int main(int argc, char **argv)
     remove_files();
     free(off); free(on); free(ratio); free(wps);
     if (tok) tokenizer_free(tok);
-    rt_close();
+    backend_close();
     return 0;
 }

@@ -22,7 +22,7 @@ int cli_make_parent(const char *path);
 double host_seconds(void);
 
 /* Open the trace for this command: the command line, the model and the
- * device (rt_select() first) go into the runs table; parent folders of the
+ * device (backend_open() first) go into the runs table; parent folders of the
  * two paths are created. *pftrace may be NULL: it is set to a timestamped
  * default under traces/. 0, or 1 after printing the reason. */
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model);

@@ -6,7 +6,7 @@
  */
 #include "cli/cli.h"
 #include "layers/scheduler/engine.h"
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 #include <cjson/cJSON.h>
@@ -147,10 +147,10 @@ int cmd_generate(int argc, char **argv) {
     if (!prompt == !prompt_ids) return cli_fail("generate: give exactly one of --prompt or --prompt-ids");
 
     char err[512];
-    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
-    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, model_path)) { rt_close(); return 1; }
+    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, model_path)) { backend_close(); return 1; }
     model m;
-    if (model_load(&m, model_path, err, sizeof err)) { rt_close(); trace_close(err, sizeof err); return cli_fail("%s", err); }
+    if (model_load(&m, model_path, err, sizeof err)) { backend_close(); trace_close(err, sizeof err); return cli_fail("%s", err); }
     gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
     int *ids = NULL, n_ids = 0, rc = 1;
     if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { cli_fail("%s", err); goto out; }
@@ -213,7 +213,7 @@ out:
     free(ids);
     if (g.tok) tokenizer_free(g.tok);
     model_free(&m);
-    rt_close();
+    backend_close();
     if (trace_close(err, sizeof err)) return cli_fail("%s", err);
     return rc;
 }

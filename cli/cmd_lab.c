@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "layers/client/client.h"
 #include "layers/gpu/bounds.h"
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/journey.h"
@@ -138,13 +138,13 @@ static int session_begin(lab *L, const char *device, const char *model, const ch
     char err[512], pf[1100];
     if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
     else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
-    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
+    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
     const char *pftrace = pf;
     char *argv[] = { "lab", (char *)device, (char *)model };
     if (cli_trace_open(3, argv, L->db, &pftrace, model)) return -1;
     L->run = trace_run_id();
     server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch };
-    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); rt_close(); return cli_fail("%s", err); }
+    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); backend_close(); return cli_fail("%s", err); }
     snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
     fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, rt_device_now()->name);
     return 0;
@@ -154,7 +154,7 @@ static int session_end(lab *L) {
     char err[512];
     server_stop(L->srv);
     L->srv = NULL;
-    rt_close();
+    backend_close();
     return trace_close(err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
@@ -264,7 +264,7 @@ static char *prompt_of(const char *model_dir, const char *config, int P) {
 static const char *gpu_of(const char *device) {
     const rt_device *d = rt_device_now();
     (void)device;
-    return d->kind == RT_SIM ? strchr(d->name, ':') + 1 : "w7900";
+    return d->driver->modeled ? strchr(d->name, ':') + 1 : "w7900";
 }
 
 static int load_profile(const char *name, gpu_profile *g) {
@@ -409,7 +409,7 @@ static int lab3(lab *L) {
         if (one_request(L, RUNS[i].device, RUNS[i].model, RUNS[i].adt, "Hi", 32, &r)) return -1;
         if (model_config_load(&c, RUNS[i].config, err, sizeof err)) return cli_fail("%s", err);
         const rt_device *d = rt_device_now();
-        int on_gpu = d->kind != RT_CPU;
+        int on_gpu = d->driver != &rt_host;
         if (load_profile(on_gpu ? strchr(d->name, ':') + 1 : "w7900", &g)) return -1;
         const char *dt = RUNS[i].adt ? RUNS[i].adt : model_dtype(L->model) ? "bf16" : "fp16";
         int P = r.prompt_tokens, ctx = P + r.completion_tokens / 2;
@@ -751,7 +751,7 @@ int cmd_lab(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     char err[512];
-    if (rt_select(L.device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return cli_fail("%s", err); }
+    if (backend_open(L.device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return cli_fail("%s", err); }
     snprintf(L.profile, sizeof L.profile, "%s", gpu_of(L.device));
     if (!strcmp(L.device, "auto")) L.device = rt_device_now()->name[0] == 'h' ? "hip:0" : "sim:w7900";
     double t0 = host_seconds();

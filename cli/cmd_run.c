@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "layers/client/client.h"
 #include "layers/gpu/bounds.h"
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "layers/scheduler/server.h"
 #include "trace/journey.h"
 #include "trace/trace.h"
@@ -137,7 +137,7 @@ int cmd_run(int argc, char **argv) {
         model_dir = config;
     }
     signal(SIGPIPE, SIG_IGN);
-    if (!url && rt_select(device, err, sizeof err)) return cli_fail("%s", err);
+    if (!url && backend_open(device, err, sizeof err)) return cli_fail("%s", err);
     if (analytic && check_fits(config, dtype, (int)max_tokens + 64)) return 1;
     if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
     int64_t run = trace_run_id();
@@ -165,14 +165,14 @@ int cmd_run(int argc, char **argv) {
     if (!ok) cli_fail("%s", r.error);
     if (s) server_stop(s);
     s = NULL;
-    rt_close();
+    backend_close();
     if (trace_close(err, sizeof err)) cli_fail("%s", err);
     else if (ok) print_summary(&r, db, pftrace, run);
     chat_result_free(&r);
     return ok ? 0 : 1;
 out:
     if (s) server_stop(s);
-    rt_close();
+    backend_close();
     trace_close(err, sizeof err);
     return rc;
 }

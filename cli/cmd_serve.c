@@ -3,7 +3,7 @@
  * until Ctrl-C. Point any OpenAI client at http://HOST:PORT/v1.
  */
 #include "cli/cli.h"
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "layers/scheduler/server.h"
 #include "trace/trace.h"
 #include <getopt.h>
@@ -66,7 +66,7 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     char err[512];
-    if (rt_select(device, err, sizeof err)) return cli_fail("%s", err);
+    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
     if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, o.model_dir)) return 1;
     server *s = server_start(&o, err, sizeof err);
     if (!s) { trace_close(err, sizeof err); return cli_fail("%s", err); }
@@ -77,6 +77,6 @@ int cmd_serve(int argc, char **argv) {
     server_stop(s);
     if (trace_close(err, sizeof err)) return cli_fail("%s", err);
     if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
-    rt_close();
+    backend_close();
     return 0;
 }

@@ -76,7 +76,7 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
     cli_make_parent(*pftrace);
     const rt_device *d = rt_device_now();
     trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
-                            .device = d->name, .clock_domain = d->analytic ? "analytic" : d->kind == RT_SIM ? "virtual" : "host-monotonic" };
+                            .device = d->name, .clock_domain = d->driver->clock_domain };
     return trace_open(&info, err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 

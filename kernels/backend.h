@@ -1,7 +1,12 @@
 /*
- * backend.h -- layer 3's seam: one table of kernels per backend (as
- * tinygrad has one per device). Layer 4 calls the current table; the CPU
- * twins, the simulated GPU and HIP each fill one in.
+ * backend.h -- THE device seam (as tinygrad has one file per device).
+ *
+ * A device is one backend: layer 2's driver (memory, copies, streams,
+ * code: layers/runtime/runtime.h) and layer 3's kernels, one entry per
+ * operator, in one table. cpu, sim, analytic and hip each fill one with
+ * designated initializers; backend_open() picks it from the registry
+ * (backend.c) by --device. Adding an operator touches this table, each
+ * backend, and the op in layer 4: nothing else.
  *
  * Every kernel is told its cost (the FLOPs and bytes layer 4 counted), so
  * the simulator can model it and the HIP backend can report achieved
@@ -17,8 +22,10 @@
 #ifndef HIPATH_BACKEND_H
 #define HIPATH_BACKEND_H
 
-#include "layers/common/tensor.h"
+#include "kernels/hip/geometry.h"
 #include "layers/common/kv.h"
+#include "layers/common/tensor.h"
+#include "layers/runtime/runtime.h"
 #include <stdint.h>
 
 typedef struct {
@@ -29,7 +36,12 @@ typedef struct {
 } kcost;
 
 typedef struct {
-    const char *name;     /* "cpu", "sim", "hip" */
+    const char *name;                 /* --device's prefix: "cpu", "sim", "analytic", "hip" */
+    const rt_driver *driver;          /* layer 2's half */
+    int launches;                     /* its kernels are launches (layer-3 slices): all but cpu */
+    const rt_kernel_list *const *jit; /* the kernel files --jit compiles (hip), and their count */
+    int n_jit;
+    /* layer 3's half: the operators */
     uint64_t (*embedding)(const kcost *c, float *x, const tensor *E, const int *ids, int T);
     uint64_t (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
     uint64_t (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
@@ -47,8 +59,28 @@ typedef struct {
     void (*release_weights)(void);
 } backend;
 
-extern const backend backend_cpu;   /* kernels/cpu/backend_cpu.c */
-extern const backend backend_sim;   /* kernels/cpu/backend_sim.c: CPU twins + the GPU model */
-extern const backend backend_hip;   /* kernels/hip/backend_hip.hip, with HIP=amd|nvidia */
+/* The registry (backend.c): open --device spec, "auto" | "cpu" | "hip:N" |
+ * "sim:PROFILE" | "analytic:PROFILE"; PROFILE is a name or a path to a
+ * profile JSON. auto takes hip:0 when this build has HIP and a device is
+ * present, otherwise sim:w7900, and says so on stderr. 0, or -1 with a
+ * one-line reason. backend_close() frees the device (rt_close); the model
+ * has released the backend's weight copies already (model_free). */
+int  backend_open(const char *spec, char *err, int errlen);
+void backend_close(void);
+const backend *backend_now(void);
+
+/* A launch as layer 3 records it: one slice from t0 (kernel, grid, block,
+ * wavefronts) ending now, recorded when the launch returns. Returns its
+ * end. A flow waiting for the next slice (trace_flow_in) ends on it. */
+uint64_t launch_record(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0);
+
+/* Host kernels: sampling runs on the host whatever the device (layer 4's
+ * sampler reads the logits after their D2H copy), with the CPU's loops.
+ * log sum_i e^x_i over n values (the log-softmax's normaliser), as max +
+ * log sum e^(x_i - max) so nothing overflows; *max gets the max. */
+float  k_logsumexp(const float *x, int n, float *max);
+/* p_i = e^((x_i - max) * inv_t), the sampler's unnormalised probabilities at
+ * temperature 1/inv_t; returns their sum (p NULL: the sum alone). */
+double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t);
 
 #endif

@@ -91,7 +91,7 @@ const char *trace_dir_name(int dir)
 }
 const char *trace_clock_name(int clock)
 {
-    return clock == CLOCK_MODELED ? "modeled" : "measured";
+    return clock == TRACE_MODELED ? "modeled" : "measured";
 }
 
 static void seterr(char *err, int errlen, const char *fmt, ...)

@@ -25,7 +25,7 @@ enum trace_layer {
 const char *trace_layer_name(int layer); /* "gpu", "runtime", ... "client" */
 
 enum trace_dir   { DIR_NONE = 0, DIR_DOWN = 1, DIR_UP = 2 };
-enum trace_clock { CLOCK_MEASURED = 0, CLOCK_MODELED = 1 };
+enum trace_clock { TRACE_MEASURED = 0, TRACE_MODELED = 1 };
 
 /* Key/value argument attached to an event. ARG_STR strings are copied;
  * ARG_LIT strings are kept by pointer, so they must outlive the trace (a
@@ -42,6 +42,10 @@ typedef struct {
 #define TA_STR(k, v)  ((trace_arg){ .key = (k), .type = ARG_STR, .s = (v) })
 #define TA_LIT(k, v)  ((trace_arg){ .key = (k), .type = ARG_LIT, .s = (v) })
 #define TRACE_MAX_ARGS 12
+/* An event's args, counted: trace_instant(w, "admit", TRACE_ARGS(TA_INT("tokens", n), ...)).
+ * NO_ARGS for none. */
+#define TRACE_ARGS(...) (int)(sizeof((trace_arg[]){ __VA_ARGS__ }) / sizeof(trace_arg)), (trace_arg[]){ __VA_ARGS__ }
+#define NO_ARGS 0, NULL
 
 /* Where an event sits: layer, direction, request, step, clock. */
 typedef struct {
@@ -53,6 +57,15 @@ typedef struct {
     int track;                /* 0: the layer's own track; k>0: child track k
                                  of that layer (e.g. a GPU stream, a request) */
 } trace_where;
+
+enum { NO_REQ = -1, NO_STEP = -1 };
+#ifndef __cplusplus
+/* Where: layer, direction, request, step; measured, on the layer's own track.
+ * E.g. trace_at(L_SCHEDULER, DIR_DOWN, r->id, NO_STEP). */
+static inline trace_where trace_at(int layer, int dir, int64_t req, int64_t step) {
+    return (trace_where){ .layer = layer, .dir = dir, .req = req, .step = step, .clock = TRACE_MEASURED };
+}
+#endif
 
 /* Description of one trace run, stored in the runs table. */
 typedef struct {
@@ -93,6 +106,9 @@ static inline int trace_enabled(void);   /* a trace is open */
 
 /* Slices. begin/end nest per (thread, layer, track). */
 static inline void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);
+/* trace_begin, with an arrow from this slice to the next slice begun on this
+ * thread: the layer below at work inside it (flows: see below). */
+static inline void trace_begin_flowing(trace_where w, const char *name, int nargs, const trace_arg *args);
 static inline void trace_end(trace_where w, int nargs, const trace_arg *args);
 /* A slice whose start and duration are already known (e.g. modeled). */
 static inline void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
@@ -110,9 +126,8 @@ static inline void trace_counter_series(trace_where w, const char *name, int n, 
 /* Flows link slices across layers so the request's path shows as arrows.
  * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the
  * next slice begun on this thread, trace_flow_in() terminates it on the
- * next slice begun on this thread. To link a slice to the next one begun
- * inside it (a layer's slice to the next layer's, on another track):
- *   f = trace_flow_next(); trace_flow_out(f); trace_begin(...); trace_flow_in(f); */
+ * next slice begun on this thread. trace_begin_flowing() links a slice to
+ * the next one begun inside it (a layer's slice to the next layer's). */
 uint64_t trace_flow_next(void);
 void     trace_flow_out(uint64_t flow_id);
 void     trace_flow_in(uint64_t flow_id);

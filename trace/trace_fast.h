@@ -179,6 +179,16 @@ TRACE_INLINE void trace_begin(trace_where w, const char *name, int nargs, const 
     if (trace_enabled()) trace_emit(EV_BEGIN, &w, name, trace_now_ns(), 0, 0, nargs, args);
 }
 
+/* Begin a slice with an arrow from it to the next slice begun on this
+ * thread: the layer below, at work inside it. */
+TRACE_INLINE void trace_begin_flowing(trace_where w, const char *name, int nargs, const trace_arg *args)
+{
+    uint64_t f = trace_flow_next();
+    trace_flow_out(f);
+    trace_begin(w, name, nargs, args);
+    trace_flow_in(f);
+}
+
 TRACE_INLINE void trace_end(trace_where w, int nargs, const trace_arg *args)
 {
     if (trace_enabled()) trace_emit(EV_END, &w, "", trace_now_ns(), 0, 0, nargs, args);

@@ -1,4 +1,4 @@
-/* backend_cpu.c -- the CPU twins behind the backend seam; cost unused, clock unread. */
+/* backend_cpu.c -- --device cpu: the CPU twins on host memory; cost unused, clock unread. */
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 
@@ -36,5 +36,9 @@ static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     return 0;
 }
 
-const backend backend_cpu = { "cpu", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,
-                               k_pack, k_pack_reset };
+const backend backend_cpu = {
+    .name = "cpu", .driver = &rt_host, .launches = 0,
+    .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append,
+    .attention = attention, .silu_mul = silu_mul, .add = add,
+    .prepare_weight = k_pack, .release_weights = k_pack_reset,
+};

@@ -1,23 +1,21 @@
 /*
- * backend_sim.c -- the simulated GPU's kernels: each launch is traced as
- * the HIP backend would launch it (kernel, grid, block, wavefronts), layer
- * 1 models its time from the launch shape, then the CPU twin computes the
- * result. The twin's time is not GPU time: the clock is shifted back by it,
- * so the host's timeline shows only the launch (docs/timing.md). On an
- * analytic device there is no data: the launch and its modeled time are
- * all there is.
+ * backend_sim.c -- the simulated GPU's kernels (sim:PROFILE): each launch
+ * is traced as the HIP backend would launch it (kernel, grid, block,
+ * wavefronts), layer 1 models its time from the launch shape, then the
+ * CPU twin computes the result. The twin's time is not GPU time: the clock
+ * is shifted back by it, so the host's timeline shows only the launch
+ * (docs/timing.md). analytic:PROFILE is the same table on a driver without
+ * data: the launch and its modeled time are all there is.
  */
 #include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/hip/geometry.h"
 #include "layers/gpu/sim.h"
-#include "layers/runtime/runtime.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
 
 static int wave(void) { return sim_profile()->wavefront_size; }
-static int twin(void) { return !rt_device_now()->analytic; }
+static int twin(void) { return rt_device_now()->driver->has_data; }
 
 /* Launch `kernel` with shape d; returns when emulation starts. */
 static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
@@ -28,7 +26,7 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
         abort();
     }
     uint64_t t = rt_launch_begin(kernel, c->t0);   /* it launches as the op begins */
-    uint64_t end = rt_launch_end(c, kernel, d, k.wavefronts, t);
+    uint64_t end = launch_record(c, kernel, d, k.wavefronts, t);
     sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);   /* queued at the launch call */
     rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
     return end;
@@ -41,45 +39,50 @@ static uint64_t emulated(uint64_t t) {
 
 static uint64_t embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T) {
     uint64_t t = launch(c, "embedding", geo_embedding(T));
-    if (twin()) backend_cpu.embedding(c, x, E, ids, T);
+    if (twin()) k_embedding(x, E, ids, T);
     return emulated(t);
 }
 static uint64_t rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps) {
     uint64_t t = launch(c, "rmsnorm", geo_rmsnorm(T));
-    if (twin()) backend_cpu.rmsnorm(c, o, x, w, T, n, eps);
+    if (twin()) k_rmsnorm(o, x, w, T, n, eps);
     return emulated(t);
 }
 static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     uint64_t t = launch(c, T == 1 ? "gemv" : "gemm", geo_matmul(T, N, wave()));
-    if (twin()) backend_cpu.matmul(c, y, x, W, b, T, N, K);
+    if (twin()) k_matmul(y, x, W, b, T, N, K);
     return emulated(t);
 }
 static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
     uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
-    if (twin()) backend_cpu.rope(c, x, T, n_heads, head_dim, pos, theta, adjacent);
+    if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
     return emulated(t);
 }
 static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     uint64_t t = launch(c, "kv_append", geo_kv_append(n));
-    if (twin()) backend_cpu.kv_append(c, kv, s, l, pos0, k, v, n);
+    if (twin()) k_kv_append(kv, s, l, pos0, k, v, n);
     return emulated(t);
 }
 static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
                           int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
     uint64_t t = launch(c, n == 1 ? "attention_decode" : "attention_prefill", geo_attention(n, n_heads, wave()));
-    if (twin()) backend_cpu.attention(c, out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+    if (twin()) k_attention(out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
     return emulated(t);
 }
 static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {
     uint64_t t = launch(c, "silu_mul", geo_elementwise(n));
-    if (twin()) backend_cpu.silu_mul(c, g, u, n);
+    if (twin()) k_silu_mul(g, u, n);
     return emulated(t);
 }
 static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     uint64_t t = launch(c, "add", geo_elementwise(n));
-    if (twin()) backend_cpu.add(c, x, y, n);
+    if (twin()) k_add(x, y, n);
     return emulated(t);
 }
 
-const backend backend_sim = { "sim", embedding, rmsnorm, matmul, rope, kv_append, attention, silu_mul, add,
-                               k_pack, k_pack_reset };
+#define SIM_KERNELS \
+    .launches = 1, \
+    .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append, \
+    .attention = attention, .silu_mul = silu_mul, .add = add
+const backend backend_sim = { .name = "sim", .driver = &rt_sim, SIM_KERNELS,
+                              .prepare_weight = k_pack, .release_weights = k_pack_reset };
+const backend backend_analytic = { .name = "analytic", .driver = &rt_analytic, SIM_KERNELS };

@@ -1,4 +1,5 @@
 /* elementwise.c -- embedding, rmsnorm, rope, silu*mul, add, logsumexp. */
+#include "kernels/backend.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"
 #include <math.h>

@@ -43,12 +43,7 @@ void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s,
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */
 void k_add(float *x, const float *y, int n);
-/* log sum_i e^x_i over n values (the log-softmax's normaliser), computed
- * as max + log sum e^(x_i - max) so nothing overflows; *max gets the max.
- * Layer 4's sampler calls it on the host for the logits. */
-float k_logsumexp(const float *x, int n, float *max);
-/* p_i = e^((x_i - max) * inv_t), the sampler's unnormalised probabilities at
- * temperature 1/inv_t; returns their sum (p NULL: the sum alone). */
-double k_exp_scaled(float *p, const float *x, int n, float max, float inv_t);
+/* k_logsumexp and k_exp_scaled, the sampler's host kernels, are declared
+ * in the seam (kernels/backend.h) and defined in elementwise.c. */
 
 #endif

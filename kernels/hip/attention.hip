@@ -16,7 +16,7 @@ static const int *block_table(const kv_seq *s, int64_t step) {
         if (!(bt.dev = (int *)rt_alloc(bt.cap * sizeof(int), RT_WORKSPACE, "block_table")))
             rt_hip_fail(2, "rt_alloc(block_table)", "out of device memory", __FILE__, __LINE__);
     }
-    rt_copy_async(bt.dev, s->blocks, s->n_blocks * sizeof(int), RT_H2D, step);
+    rt_copy_async(bt.dev, s->blocks, s->n_blocks * sizeof(int), COPY_H2D, step);
     bt.host = s->blocks; bt.n = s->n_blocks; bt.step = step;
     return bt.dev;
 }

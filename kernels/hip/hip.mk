@@ -4,7 +4,7 @@
 #   make                 the sim backend only: no HIP tools needed
 #   make HIP=amd         hipcc for $(HIP_ARCH); objects in build/hip-amd
 #   make HIP=nvidia      the same .hip sources with nvcc for sm_80 and sm_90
-#                        (kernels/hip/hip_compat_cuda.h maps HIP onto CUDA)
+#                        (layers/runtime/hip/hip_compat_cuda.h maps HIP onto CUDA)
 #   make hip-check       compile both variants to objects (-c): no GPU needed,
 #                        so a kernel that stops compiling fails CI
 #
@@ -19,7 +19,7 @@
 HIP_SRC   := $(wildcard kernels/hip/*.hip layers/runtime/hip/*.hip)
 # The device headers (no C library: what hiprtc/nvrtc compile) and the rest.
 JIT_HDR   := kernels/hip/device.h kernels/hip/geometry.h kernels/hip/quant.h $(wildcard kernels/hip/*_kernels.h)
-HIP_DEPS  := $(JIT_HDR) kernels/hip/hip_common.h kernels/hip/hip_compat_cuda.h layers/runtime/hip/jit.h build/hip-jit/jit_headers.h
+HIP_DEPS  := $(JIT_HDR) kernels/hip/hip_common.h layers/runtime/hip/hip_api.h layers/runtime/hip/hip_compat_cuda.h layers/runtime/hip/jit.h build/hip-jit/jit_headers.h
 HIP_ARCH  ?= gfx90a gfx1100
 CUDA_ARCH ?= 80 90
 HIPCC     ?= hipcc
@@ -27,7 +27,7 @@ HIPCC     ?= hipcc
 CUDA_HOME ?= $(or $(shell d=$$(command -v nvcc) && dirname $$(dirname $$d)),\
                   $(shell python3 -c 'import nvidia; print(list(nvidia.__path__)[0] + "/cu13")' 2>/dev/null))
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
-HIP_FLAGS := -std=c++17 -O2 -I. -Ibuild/hip-jit -DHIPATH_HIP
+HIP_FLAGS := -std=c++20 -O2 -I. -Ibuild/hip-jit -DHIPATH_HIP
 
 # Each device header as { "include name", R"(text)" }, for jit.hip.
 build/hip-jit/jit_headers.h: $(JIT_HDR)

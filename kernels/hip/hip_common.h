@@ -1,67 +1,50 @@
 /*
- * hip_common.h -- what every HIP host file includes: the HIP runtime (or
- * its CUDA mapping), hipath's C headers, the device basics (device.h),
- * error checks, the launch, and the backend's functions. The kernels
- * themselves are in the *_kernels.h device headers.
+ * hip_common.h -- what every HIP launcher file includes: layer 2's HIP
+ * runtime (hip_api.h), the device basics (device.h), the seam, the
+ * launch, and the launchers. The kernels themselves are in the
+ * *_kernels.h device headers.
  */
 #ifndef HIPATH_HIP_COMMON_H
 #define HIPATH_HIP_COMMON_H
 
-#ifdef HIPATH_CUDA
-#include "kernels/hip/hip_compat_cuda.h"
-#else
-#include <hip/hip_runtime.h>
-#endif
+#include "layers/runtime/hip/hip_api.h"
 #include "kernels/hip/device.h"
-#include "layers/runtime/hip/jit.h"
-
 extern "C" {
 #include "kernels/backend.h"
-#include "layers/runtime/runtime.h"
 }
 
-/* Every HIP call and every launch is checked, and a failure names its layer. */
-#define HIP_CHECK(layer, call) do { hipError_t e_ = (call); \
-    if (e_ != hipSuccess) rt_hip_fail((layer), #call, hipGetErrorString(e_), __FILE__, __LINE__); } while (0)
+static inline int hip_wave(void) { return rt_device_now()->prof.wavefront_size; }
 
-/* backend_hip.hip: timing events around each launch, and the wave size. */
-void hip_launch_begin(const void *fn, kdims d);
-uint64_t hip_launch_end(const kcost *c, const char *kernel);
-int  hip_wave(void);
-hipStream_t hip_stream(void);
-void hip_backend_open(hipStream_t s, int wave);
-void hip_drain(void);   /* read the pending kernels' events (the host has waited) */
-
-/* --jit: each kernel file's kernels, by host stub and by name expression
- * (JIT_SOURCE, from the X-macro list in its device header). backend_hip.hip
- * lists the program (hip_jit_program) and, once runtime_hip.hip loaded the
- * module, maps each stub to its function there (hip_jit_use). */
-typedef struct { const char *header; const void *const *fn; const char *const *name; int n; } jit_source;
+/* --jit: each kernel file's kernels, by host stub and by name expression,
+ * from the X-macro list in its device header; backend_hip.hip hands the
+ * lists down to layer 2, which compiles and loads them. */
 #define JIT_FN(...) (const void *)__VA_ARGS__,
 #define JIT_NAME(...) #__VA_ARGS__,
 #define JIT_SOURCE(var, header, LIST) \
     static const void *const var##_fn[] = { LIST(JIT_FN) }; \
     static const char *const var##_name[] = { LIST(JIT_NAME) }; \
-    extern const jit_source var = { header, var##_fn, var##_name, (int)(sizeof var##_fn / sizeof *var##_fn) };
-int  hip_jit_program(const char **header, int *n_header, const char **name);   /* the number of names */
-void hip_jit_use(const hipFunction_t *f);                                      /* in hip_jit_program's order */
-hipFunction_t hip_jit_function(const void *fn);                                /* NULL: no module, use fn */
+    extern const rt_kernel_list var = { header, var##_fn, var##_name, (int)(sizeof var##_fn / sizeof *var##_fn) };
 
 /* Launch fn on the stream: through the module --jit loaded when there is
  * one, else fn's built-in code object (what <<<>>> does). The arguments
  * become the kernel's parameter types P first: both take them by address. */
 template <typename... P> static void launch_args(const void *fn, kdims d, size_t lds, P... p) {
     void *args[] = { (void *)&p... };
-    if (hipFunction_t f = hip_jit_function(fn))
-        HIP_CHECK(3, hipModuleLaunchKernel(f, d.grid, 1, 1, d.block, 1, 1, (unsigned)lds, hip_stream(), args, NULL));
+    if (hipFunction_t f = rt_hip_function(fn))
+        HIP_CHECK(3, hipModuleLaunchKernel(f, d.grid, 1, 1, d.block, 1, 1, (unsigned)lds, rt_hip_stream(), args, NULL));
     else
-        HIP_CHECK(3, hipLaunchKernel(fn, dim3(d.grid), dim3(d.block), args, lds, hip_stream()));
+        HIP_CHECK(3, hipLaunchKernel(fn, dim3(d.grid), dim3(d.block), args, lds, rt_hip_stream()));
 }
+/* One launch: layer 2 loads the code (first time) and puts GPU events
+ * around it; the launch is recorded as layer 3's slice when it returns. */
 template <typename... P, typename... A>
 static uint64_t launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
-    hip_launch_begin((const void *)fn, d);
+    uint64_t t0 = rt_launch_begin((const void *)fn, 0);   /* after any copy the op made first */
+    rt_hip_event_begin();
     launch_args<P...>((const void *)fn, d, lds, a...);
-    return hip_launch_end(c, name);
+    HIP_CHECK(3, hipGetLastError());   /* the launch itself: bad shape, no code for this arch */
+    rt_hip_event_end(name, c->name, c->step, c->flops, c->bytes);
+    return launch_record(c, name, d, d.grid * ((d.block + hip_wave() - 1) / hip_wave()), t0);
 }
 
 /* The launchers, one per kernel file; backend_hip.hip puts them in the table. */

@@ -62,8 +62,8 @@ static void on_line(stream *s, const char *line, size_t n) {
         if (!r->n_chunks++) { s->t_first = t; r->ttft_s = t - s->t_send; }
         if (buf_add(&s->text, content->valuestring, k) == 0 && s->q->on_text)
             s->q->on_text(content->valuestring, k, s->q->user);
-        trace_arg a[] = { TA_STR("text", content->valuestring), TA_INT("index", r->n_chunks - 1) };
-        trace_instant(s->up, "token", 2, a);
+        trace_instant(s->up, "token",
+                      TRACE_ARGS(TA_STR("text", content->valuestring), TA_INT("index", r->n_chunks - 1)));
     }
     if (cJSON_IsString(finish)) { snprintf(r->finish, sizeof r->finish, "%s", finish->valuestring); s->t_end = t; }
     if (cJSON_IsObject(usage)) {
@@ -79,8 +79,7 @@ static size_t on_bytes(char *p, size_t size, size_t nmemb, void *user) {
     if (!s->got_byte) {
         s->got_byte = 1;
         curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->r->status);
-        trace_arg a[] = { TA_INT("status", s->r->status), TA_DBL("after_s", now_s() - s->t_send) };
-        trace_instant(s->up, "first_byte", 2, a);
+        trace_instant(s->up, "first_byte", TRACE_ARGS(TA_INT("status", s->r->status), TA_DBL("after_s", now_s() - s->t_send)));
     }
     buffer *b = &s->in;
     if (buf_add(b, p, n)) return 0;
@@ -102,10 +101,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     stream *s = user;
     if (!s->sent && ultotal > 0 && ulnow >= ultotal) {
         s->sent = 1;
-        trace_where down = s->up;
-        down.dir = DIR_DOWN;
-        trace_arg a[] = { TA_INT("bytes", ultotal) };
-        trace_instant(down, "sent", 1, a);
+        trace_instant(trace_at(L_CLIENT, DIR_DOWN, s->r->id, NO_STEP), "sent", TRACE_ARGS(TA_INT("bytes", ultotal)));
     }
     return 0;
 }
@@ -145,16 +141,13 @@ int client_chat(const chat_request *q, chat_result *r) {
     static atomic_llong next_id = 1;
     memset(r, 0, sizeof *r);
     r->id = q->id ? q->id : atomic_fetch_add(&next_id, 1);
-    stream s = { .q = q, .r = r, .up = { .layer = L_CLIENT, .dir = DIR_UP, .req = r->id, .step = -1, .clock = CLOCK_MEASURED } };
-    trace_where down = s.up;
-    down.dir = DIR_DOWN;
-    trace_arg ra[] = { TA_STR("url", q->url), TA_STR("model", q->model) };
+    stream s = { .q = q, .r = r, .up = trace_at(L_CLIENT, DIR_UP, r->id, NO_STEP) };
+    trace_where down = trace_at(L_CLIENT, DIR_DOWN, r->id, NO_STEP);
     trace_flow_out(trace_request_flow(r->id, 1));   /* -> the server's tokenize */
-    trace_begin(down, "request", 2, ra);
+    trace_begin(down, "request", TRACE_ARGS(TA_STR("url", q->url), TA_STR("model", q->model)));
 
     char *body = request_json(q), url[1024], errbuf[CURL_ERROR_SIZE] = "";
-    trace_arg ba[] = { TA_STR("json", body), TA_INT("bytes", strlen(body)) };
-    trace_instant(down, "build", 2, ba);
+    trace_instant(down, "build", TRACE_ARGS(TA_STR("json", body), TA_INT("bytes", strlen(body))));
     snprintf(url, sizeof url, "%s/v1/chat/completions", q->url);
     struct curl_slist *h = headers(q, r->id);
     s.curl = curl_easy_init();
@@ -185,11 +178,10 @@ int client_chat(const chat_request *q, chat_result *r) {
     }
     if (!s.t_end) s.t_end = t;
     if (r->completion_tokens > 1 && r->n_chunks) r->tpot_s = (s.t_end - s.t_first) / (r->completion_tokens - 1);
-    trace_arg da[] = { TA_DBL("ttft_s", r->ttft_s), TA_DBL("tpot_s", r->tpot_s), TA_INT("completion_tokens", r->completion_tokens),
-                       TA_STR("finish", r->finish), TA_STR("error", r->error) };
-    trace_instant(s.up, "done", 5, da);
-    trace_arg ea[] = { TA_INT("status", r->status), TA_DBL("total_s", r->total_s) };
-    trace_end(down, 2, ea);
+    trace_instant(s.up, "done", TRACE_ARGS(TA_DBL("ttft_s", r->ttft_s), TA_DBL("tpot_s", r->tpot_s),
+                                           TA_INT("completion_tokens", r->completion_tokens),
+                                           TA_STR("finish", r->finish), TA_STR("error", r->error)));
+    trace_end(down, TRACE_ARGS(TA_INT("status", r->status), TA_DBL("total_s", r->total_s)));
     curl_easy_cleanup(c);
     curl_slist_free_all(h);
     free(body);

@@ -28,9 +28,13 @@ static struct { gpu_profile p; int on, named; uint64_t free_ns; } D;
 void sim_open(const gpu_profile *p) { D.p = *p; D.on = 1; D.named = 0; D.free_ns = 0; }
 const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
 
+/* The stream's track: modeled, layer 1's child track 1, named on first use. */
 static trace_where stream0(int64_t step) {
     if (!D.named) { trace_track_name(L_GPU, 1, "stream 0"); D.named = 1; }
-    return (trace_where){ .layer = L_GPU, .dir = DIR_DOWN, .req = -1, .step = step, .clock = CLOCK_MODELED, .track = 1 };
+    trace_where w = trace_at(L_GPU, DIR_DOWN, NO_REQ, step);
+    w.clock = TRACE_MODELED;
+    w.track = 1;
+    return w;
 }
 
 static uint64_t ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
@@ -40,9 +44,10 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
                     uint64_t now) {
     trace_where w = stream0(step);
     uint64_t t0 = start(now), dur = ns(k->total_s);
-    trace_arg a[] = { TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts), TA_INT("waves", k->waves),
-                      TA_DBL("flops", flops), TA_DBL("bytes", bytes), TA_DBL("wave_s", k->wave_s) };
-    trace_slice(w, kernel, t0, dur, 7, a);
+    trace_slice(w, kernel, t0, dur,
+                TRACE_ARGS(TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts),
+                           TA_INT("waves", k->waves), TA_DBL("flops", flops), TA_DBL("bytes", bytes),
+                           TA_DBL("wave_s", k->wave_s)));
     /* CU occupancy: every CU busy for all but the last wave */
     uint64_t wave = ns(k->wave_s), lat = ns(D.p.launch_latency_s);
     int full = k->waves > 1;
@@ -53,14 +58,13 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
     return D.free_ns = t0 + dur;
 }
 
-uint64_t sim_copy(const char *dir, double bytes, int64_t step) {
-    int d2d = dir[0] == 'D' && dir[2] == 'D';   /* "D2D" */
-    double s = d2d ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;
+uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
+    static const char *NAME[] = { [COPY_H2D] = "copy H2D", [COPY_D2H] = "copy D2H", [COPY_D2D] = "copy D2D" };
+    double s = dir == COPY_D2D ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;   /* D2D reads and writes */
     uint64_t t0 = start(trace_now_ns()), dur = ns(s + D.p.launch_latency_s);
-    trace_arg a[] = { TA_DBL("bytes", bytes), TA_LIT("direction", dir) };
     trace_where w = stream0(step);
-    if (!d2d && dir[0] == 'D') w.dir = DIR_UP;    /* D2H: the logits going back up */
-    trace_slice(w, d2d ? "copy D2D" : dir[0] == 'H' ? "copy H2D" : "copy D2H", t0, dur, 2, a);
+    if (dir == COPY_D2H) w.dir = DIR_UP;    /* the logits going back up */
+    trace_slice(w, NAME[dir], t0, dur, TRACE_ARGS(TA_DBL("bytes", bytes), TA_LIT("direction", copy_dir_name(dir))));
     return D.free_ns = t0 + dur;
 }
 

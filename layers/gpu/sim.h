@@ -13,6 +13,7 @@
 #ifndef HIPATH_GPU_SIM_H
 #define HIPATH_GPU_SIM_H
 
+#include "layers/common/copy.h"
 #include "layers/gpu/profile.h"
 #include <stdint.h>
 
@@ -28,7 +29,7 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
               sim_kernel *k, char *err, int errlen);
 
 /* The simulated device's timeline (one stream, in order). Times are on the
- * trace timeline; slices are CLOCK_MODELED on the GPU layer's stream track. */
+ * trace timeline; slices are TRACE_MODELED on the GPU layer's stream track. */
 void     sim_open(const gpu_profile *p);
 const gpu_profile *sim_profile(void);    /* NULL when no device is simulated */
 /* Queue kernel (for op), launched at now, at max(now, stream free); returns
@@ -37,7 +38,7 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
                     uint64_t now);
 /* Queue a copy of n bytes: over the host link (H2D, D2H) or the device
  * memory (D2D: read and write). Returns its modeled end. */
-uint64_t sim_copy(const char *dir, double bytes, int64_t step);
+uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step);
 /* The host waits for the stream: the timeline jumps to its end. */
 void     sim_wait(void);
 

@@ -5,22 +5,18 @@
  * least once.
  */
 #include "layers/ops/ops.h"
-#include "layers/runtime/runtime.h"
+#include "kernels/backend.h"
 #include "trace/trace.h"
 
 static _Thread_local int64_t where_req = -1, where_step = -1;
 
 void ops_set_where(int64_t req, int64_t step) { where_req = req; where_step = step; }
 
-static trace_where W(void) {
-    return (trace_where){ .layer = L_OPS, .dir = DIR_DOWN, .req = where_req, .step = where_step, .clock = CLOCK_MEASURED };
-}
-
 /* The op's cost, which goes down to the kernel, and its start. The clock
  * is read only when something uses it: the trace, or a launch (on a
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
-    int timed = trace_enabled() || rt_device_now()->kind != RT_CPU;
+    int timed = trace_enabled() || backend_now()->launches;
     return (kcost){ name, flops, bytes, where_step, timed ? trace_now_ns() : 0 };
 }
 
@@ -32,57 +28,54 @@ static inline __attribute__((always_inline))
 void end(const kcost *c, uint64_t t1, int nargs, const trace_arg *a) {
     if (!trace_enabled() || !c->t0) return;
     if (!t1) t1 = trace_now_ns();
-    trace_slice(W(), c->name, c->t0, t1 - c->t0, nargs, a);
+    trace_slice(trace_at(L_OPS, DIR_DOWN, where_req, where_step), c->name, c->t0, t1 - c->t0, nargs, a);
 }
 static void end_tokens(const kcost *c, uint64_t t1, int T) {
-    trace_arg a[] = { TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes), TA_INT("tokens", T) };
-    end(c, t1, 3, a);
+    end(c, t1, TRACE_ARGS(TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes), TA_INT("tokens", T)));
 }
 
 int op_prepare_weight(const tensor *W) {
-    const backend *b = rt_backend();
+    const backend *b = backend_now();
     return b->prepare_weight ? b->prepare_weight(W) : 0;
 }
 
 void op_release_weights(void) {
-    const backend *b = rt_backend();
+    const backend *b = backend_now();
     if (b->release_weights) b->release_weights();
 }
 
 void op_embedding(float *x, const tensor *E, const int *ids, int T) {
-    int launches = rt_device_now()->kind != RT_CPU;   /* cpu has no layer-3 launch to point at */
+    int launches = backend_now()->launches;   /* cpu has no layer-3 launch to point at */
     uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch: */
     kcost c = begin("embedding", 0, (double)T * dtype_row_bytes(E->dt, E->shape[1]) + 4.0 * T * E->shape[1]);
     if (launches) trace_flow_in(f);                    /* it ends on the launch, recorded first, */
-    uint64_t t1 = rt_backend()->embedding(&c, x, E, ids, T);
+    uint64_t t1 = backend_now()->embedding(&c, x, E, ids, T);
     if (launches) trace_flow_out(f);                   /* and leaves the op's slice, recorded next */
     end_tokens(&c, t1, T);
 }
 
 void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps) {
     kcost c = begin(name, 4.0 * T * n, 4.0 * (2.0 * T * n + n));
-    end_tokens(&c, rt_backend()->rmsnorm(&c, o, x, w, T, n, eps), T);
+    end_tokens(&c, backend_now()->rmsnorm(&c, o, x, w, T, n, eps), T);
 }
 
 void op_matmul(const char *name, float *y, const float *x, const tensor *Wt, const float *b, int T) {
     int N = (int)Wt->shape[0], K = (int)Wt->shape[1];
     double wbytes = (double)dtype_row_bytes(Wt->dt, K) * N;
     kcost c = begin(name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N));
-    uint64_t t1 = rt_backend()->matmul(&c, y, x, Wt, b, T, N, K);
-    trace_arg a[] = { TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes),
-                      TA_DBL("weight_bytes", wbytes), TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K),
-                      TA_LIT("dtype", dtype_name(Wt->dt)) };
-    end(&c, t1, 7, a);
+    uint64_t t1 = backend_now()->matmul(&c, y, x, Wt, b, T, N, K);
+    end(&c, t1, TRACE_ARGS(TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes), TA_DBL("weight_bytes", wbytes),
+                           TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K), TA_LIT("dtype", dtype_name(Wt->dt))));
 }
 
 void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
     kcost c = begin("rope", 6.0 * T * n_heads * head_dim / 2, 8.0 * T * n_heads * head_dim);
-    end_tokens(&c, rt_backend()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
+    end_tokens(&c, backend_now()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
 }
 
 void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
     kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * n * c->kv_dim);
-    end_tokens(&cost, rt_backend()->kv_append(&cost, c, s, l, pos0, k, v, n), n);
+    end_tokens(&cost, backend_now()->kv_append(&cost, c, s, l, pos0, k, v, n), n);
 }
 
 void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
@@ -90,15 +83,15 @@ void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s
     double keys = (double)n * pos0 + (double)n * (n + 1) / 2;   /* sum over queries of positions seen */
     double kv_read = 2.0 * sizeof(float) * (pos0 + n) * n_kv_heads * head_dim;
     kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * n * n_heads * head_dim);
-    end_tokens(&cost, rt_backend()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim), n);
+    end_tokens(&cost, backend_now()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim), n);
 }
 
 void op_silu_mul(float *g, const float *u, int T, int n) {
     kcost c = begin("silu_mul", 6.0 * T * n, 12.0 * T * n);
-    end_tokens(&c, rt_backend()->silu_mul(&c, g, u, T * n), T);
+    end_tokens(&c, backend_now()->silu_mul(&c, g, u, T * n), T);
 }
 
 void op_add(const char *name, float *x, const float *y, int T, int n) {
     kcost c = begin(name, (double)T * n, 12.0 * T * n);
-    end_tokens(&c, rt_backend()->add(&c, x, y, T * n), T);
+    end_tokens(&c, backend_now()->add(&c, x, y, T * n), T);
 }

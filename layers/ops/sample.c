@@ -1,6 +1,6 @@
 /* sample.c -- temperature, top-k, top-p, and logprobs. */
 #include "layers/ops/sample.h"
-#include "kernels/cpu/kernels.h"
+#include "kernels/backend.h"
 #include "trace/trace.h"
 #include <math.h>
 #include <stdlib.h>
@@ -19,10 +19,9 @@ static int by_p_desc(const void *a, const void *b) {
 }
 
 void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
-    trace_where w = { .layer = L_OPS, .dir = DIR_UP, .req = -1, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p), TA_INT("top_k", s->top_k),
-                      TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab) };
-    trace_begin(w, "sample", 5, a);
+    trace_where w = trace_at(L_OPS, DIR_UP, NO_REQ, NO_STEP);
+    trace_begin(w, "sample", TRACE_ARGS(TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p),
+                                        TA_INT("top_k", s->top_k), TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab)));
     /* log_softmax of the raw logits */
     float m, lse = k_logsumexp(logits, vocab, &m);
 
@@ -73,6 +72,5 @@ void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *
     }
     r->id = id;
     r->logprob = logits[id] - lse;
-    trace_arg e[] = { TA_INT("id", id), TA_DBL("logprob", r->logprob) };
-    trace_end(w, 2, e);
+    trace_end(w, TRACE_ARGS(TA_INT("id", id), TA_DBL("logprob", r->logprob)));
 }

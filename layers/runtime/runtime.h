@@ -1,53 +1,84 @@
 /*
- * runtime.h -- layer 2: the device, its memory, copies and streams.
+ * runtime.h -- layer 2: the device's memory, copies, streams and code.
  *
- * One interface, three devices:
- *   cpu        plain CPU, no GPU model (the default)
- *   sim:NAME   no device: memory is host memory, kernels run as their CPU
- *              twins, and layer 1 models their time from profile NAME
- *   hip:N      the HIP runtime on device N (a build with HIP=amd|nvidia)
- *   analytic:NAME  sim:NAME without data: allocations are accounted but
- *              not made, kernels compute nothing, copies to the host
- *              deliver zeros (docs/timing.md, "Analytic mode")
- * Every allocation is accounted by purpose and every copy traced with its
- * bytes and direction. Weights stay where the loader mapped them; rt_map()
- * gives them a device copy and rt_dev() translates a host address inside
- * a mapped range into its device address.
+ * One interface over four drivers, each an rt_driver table:
+ *   host      the CPU's own memory: --device cpu (runtime.c)
+ *   sim       host memory, with layer 1 modeling each copy's time on the
+ *             simulated device's timeline: --device sim:PROFILE (driver_sim.c)
+ *   analytic  sim without data: allocations are accounted, not made; a copy
+ *             to the host delivers zeros (driver_sim.c; docs/timing.md)
+ *   hip       the HIP runtime on device N (hip/runtime_hip.hip, HIP builds)
+ * Layer 3's registry (kernels/backend.h) pairs a driver with its kernels
+ * and opens it here. Every allocation is accounted by purpose and every
+ * copy traced with its bytes and direction. Weights stay where the loader
+ * mapped them; rt_map() makes them resident on the device and rt_dev()
+ * translates a host address inside a mapped range into its device address.
  *
- * --jit (rt_jit before rt_select): on hip, the kernels are compiled at run
+ * --jit (rt_jit before opening): on hip, the kernels are compiled at run
  * time for the device (hiprtc/nvrtc, cached on disk: layers/runtime/hip/jit.h)
  * instead of loaded from the code objects built into the binary.
  */
 #ifndef HIPATH_RUNTIME_H
 #define HIPATH_RUNTIME_H
 
-#include "kernels/backend.h"
-#include "kernels/hip/geometry.h"
+#include "layers/common/copy.h"
 #include "layers/gpu/profile.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-enum rt_kind { RT_CPU, RT_SIM, RT_HIP };
 enum rt_purpose { RT_WEIGHTS, RT_KV, RT_ACTIVATIONS, RT_WORKSPACE, RT_NPURPOSE };
-enum rt_dir { RT_H2D, RT_D2H, RT_D2D };
 
+typedef struct rt_driver rt_driver;
 typedef struct {
-    enum rt_kind kind;
-    char name[160];        /* "cpu", "sim:w7900", "hip:0" */
-    gpu_profile prof;      /* sim: the profile; hip: from the device's properties */
-    int analytic;          /* kind RT_SIM, shapes only: no memory, no math */
+    char name[160];            /* "cpu", "sim:w7900", "hip:0" */
+    gpu_profile prof;          /* sim: the profile; hip: from the device's properties */
+    const rt_driver *driver;
 } rt_device;
 
-/* "auto" | "cpu" | "hip:N" | "sim:PROFILE" | "analytic:PROFILE"; PROFILE is a
- * name or a path to a profile JSON. auto takes hip:0 when this build
- * has HIP and a device is present, otherwise sim:w7900, and says so on
- * stderr. 0, or -1 with a one-line reason. */
-int  rt_select(const char *spec, char *err, int errlen);
+/* What the JIT did, for the trace: compiled, or found in the cache. */
+typedef struct {
+    int hit;
+    double seconds;                    /* the compiler's time (a miss) */
+    size_t source_bytes, code_bytes;
+    int kernels;
+    const char *compiler, *path;       /* path: the cache file, "" if not written */
+} rt_jit_info;
+
+/* A kernel file's kernels for --jit: the device header that defines them,
+ * their host stubs and their name expressions (layer 3 hands these down). */
+typedef struct { const char *header; const void *const *fn; const char *const *name; int n; } rt_kernel_list;
+
+/* A driver: how one kind of device does memory, copies, streams and code. */
+struct rt_driver {
+    const char *name;            /* "host", "sim", "analytic", "hip" */
+    const char *clock_domain;    /* the trace's runs.clock_domain: "host-monotonic", "virtual", "analytic" */
+    int modeled;                 /* device time is modeled by layer 1, not measured */
+    int has_data;                /* 0: nothing is computed (analytic) */
+    int separate;                /* device memory is not the host's: weights are copied to it */
+    struct { const char *alloc, *free, *copy, *copy_async, *sync; } call;   /* names in the trace */
+    /* Open the device that arg names (a profile, a device number); fill d's
+     * profile. 0, or -1 with a one-line reason. */
+    int   (*open)(const char *arg, rt_device *d, char *err, int errlen);
+    void  (*close)(void);                                  /* NULL: nothing to do */
+    void *(*alloc)(size_t bytes);                          /* NULL when out of memory */
+    void  (*free)(void *p);
+    /* Copy and, unless async, wait for it (and everything queued before). */
+    void  (*copy)(void *dst, const void *src, size_t bytes, enum copy_dir dir, int async, int64_t step);
+    void  (*sync)(void);                                   /* the host waits for the stream */
+    void  (*load_code)(const void *kernel);                /* the kernels' code object, before the first launch */
+    /* --jit: compile (or find cached) the kernels layer 3 listed; NULL: none to compile. */
+    int   (*jit)(const rt_kernel_list *const *k, int n, rt_jit_info *j, char *err, int errlen);
+};
+
+/* Open the device: driver drv with arg, named name ("sim:w7900"); k, n:
+ * its kernels for --jit. Layer 3's backend_open() calls it. 0, or -1 with
+ * a one-line reason. */
+int  rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_kernel_list *const *k, int n,
+             char *err, int errlen);
 void rt_close(void);                   /* free the device; write kernel stats */
 void rt_jit(int on);                   /* --jit: compile the kernels at run time (hip only) */
 const rt_device *rt_device_now(void);
-const backend   *rt_backend(void);
 
 void  *rt_alloc(size_t bytes, int purpose, const char *what);   /* NULL when out of memory */
 void   rt_free(void *p);
@@ -61,57 +92,31 @@ const void *rt_dev(const void *host);
 
 /* Copies between host and device; sync waits for the stream first (the
  * host blocks), async queues behind it. rt_sync: the host waits for
- * everything queued (rt_close does, for the last kernels' times). */
-void rt_copy(void *dst, const void *src, size_t bytes, int dir, int64_t step);
-void rt_copy_async(void *dst, const void *src, size_t bytes, int dir, int64_t step);
+ * everything queued. */
+void rt_copy(void *dst, const void *src, size_t bytes, enum copy_dir dir, int64_t step);
+void rt_copy_async(void *dst, const void *src, size_t bytes, enum copy_dir dir, int64_t step);
 void rt_sync(int64_t step);
 
-/* Layer 3's launch, measured on the host. rt_launch_begin, before the
- * launch call, loads the code object on the first launch (layer 2's part;
- * code: what the driver loads it from) and returns the launch's start on
- * the trace timeline: t0 when the caller read the clock just before (the
- * simulated GPU launches as layer 4 begins the op), else now.
- * rt_launch_end, after the call, records the launch (kernel, grid, block,
- * wavefronts) as one slice from t0 and returns its end. One event, not a
- * begin and an end: a launch is the commonest event there is. A flow
- * waiting for the next slice (trace_flow_in) ends on the launch. */
+/* Before a kernel launch (layer 3): loads the code object on the first one
+ * (layer 2's part; code: what the driver loads it from) and returns the
+ * launch's start on the trace timeline: t0 when the caller read the clock
+ * just before (the simulated GPU launches as layer 4 begins the op), else now. */
 uint64_t rt_launch_begin(const void *code, uint64_t t0);
-uint64_t rt_launch_end(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0);
 /* A kernel's device time measured by GPU events: a layer-1 slice on the
- * stream's track, and the kernel stats. */
-void rt_kernel_measured(const char *kernel, const kcost *c, uint64_t ts_ns, uint64_t dur_ns);
+ * stream's track (the GPU keeps no trace: the runtime reads its timestamps
+ * and records them for it), and the kernel stats. */
+void rt_kernel_measured(const char *kernel, const char *op, int64_t step, double flops, double bytes,
+                        uint64_t ts_ns, uint64_t dur_ns);
 /* Per-kernel totals (time measured on hip, modeled on sim), written as TSV
  * to $HIPATH_KERNEL_STATS by rt_close(). */
 void rt_kernel_done(const char *op, double seconds, double flops, double bytes);
 void rt_kernel_stats(FILE *f);
 
-/* What the JIT did, for the trace: compiled, or found in the cache. */
-typedef struct {
-    int hit;
-    double seconds;                    /* the compiler's time (a miss) */
-    size_t source_bytes, code_bytes;
-    int kernels;
-    const char *compiler, *path;       /* path: the cache file, "" if not written */
-} rt_jit_info;
-
-/* The driver under a GPU device: host memory for cpu and sim, HIP for hip.
- * jit (hip only, else NULL) compiles or finds the kernels; code_object then
- * loads that module instead of the built-in one. */
-typedef struct {
-    void *(*alloc)(size_t bytes);
-    void  (*free)(void *p);
-    void  (*copy)(void *dst, const void *src, size_t bytes, int dir, int async);
-    void  (*sync)(void);
-    void  (*code_object)(const void *kernel);
-    int   (*jit)(rt_jit_info *j, char *err, int errlen);
-} rt_driver;
-/* Report a failed HIP call with the layer it belongs to, and exit. */
-void rt_hip_fail(int layer, const char *call, const char *why, const char *file, int line);
-
+/* The drivers, and host memory as they allocate it (cache-line aligned). */
+extern const rt_driver rt_host, rt_sim, rt_analytic;
+void *rt_host_alloc(size_t bytes);
 #ifdef HIPATH_HIP
-/* layers/runtime/hip/runtime_hip.hip: open device N and describe it. */
-const rt_driver *rt_hip_open(int n, rt_device *d, char *err, int errlen);
-int rt_hip_count(void);
+extern const rt_driver rt_hip;        /* layers/runtime/hip/runtime_hip.hip */
 #endif
 
 #endif

@@ -99,10 +99,9 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     if (e->wait_tail) e->wait_tail->next = r; else e->wait_head = r;
     e->wait_tail = r;
     e->n_waiting++;
-    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_DOWN, .req = r->id, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_INT("prompt_tokens", r->n_prompt), TA_INT("max_tokens", r->max_tokens),
-                      TA_INT("waiting", e->n_waiting), TA_INT("running", e->n_running) };
-    trace_instant(w, "enqueue", 4, a);
+    trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, NO_STEP), "enqueue",
+                  TRACE_ARGS(TA_INT("prompt_tokens", r->n_prompt), TA_INT("max_tokens", r->max_tokens),
+                             TA_INT("waiting", e->n_waiting), TA_INT("running", e->n_running)));
     pthread_cond_signal(&e->wake);
     pthread_mutex_unlock(&e->mu);
     return SUBMIT_OK;

@@ -13,12 +13,8 @@
 
 static double now_s(void) { return trace_now_ns() * 1e-9; }
 
-static trace_where where6(int64_t req, int64_t step, int dir) {
-    return (trace_where){ .layer = L_SCHEDULER, .dir = dir, .req = req, .step = step, .clock = CLOCK_MEASURED };
-}
-
 static void kv_counter(engine *e) {
-    trace_counter(where6(-1, -1, DIR_NONE), "kv_blocks_used", e->kv.n_blocks - e->kv.n_free, 0);
+    trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, NO_STEP), "kv_blocks_used", e->kv.n_blocks - e->kv.n_free, 0);
 }
 
 /* Grow r's block table to hold len tokens; a trace event when a block is taken. */
@@ -26,9 +22,9 @@ static int grow(engine *e, request *r, int len) {
     int had = r->kv.n_blocks;
     if (kv_reserve(&e->kv, &r->kv, len)) return -1;
     if (r->kv.n_blocks > had) {
-        trace_arg a[] = { TA_INT("new_blocks", r->kv.n_blocks - had), TA_INT("seq_blocks", r->kv.n_blocks),
-                          TA_INT("tokens", len), TA_INT("free_blocks", e->kv.n_free) };
-        trace_instant(where6(r->id, r->n_out, DIR_DOWN), "kv_alloc", 4, a);
+        trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, r->n_out), "kv_alloc",
+                      TRACE_ARGS(TA_INT("new_blocks", r->kv.n_blocks - had), TA_INT("seq_blocks", r->kv.n_blocks),
+                                 TA_INT("tokens", len), TA_INT("free_blocks", e->kv.n_free)));
         kv_counter(e);
     }
     return 0;
@@ -38,8 +34,8 @@ static int grow(engine *e, request *r, int len) {
  * list for on_done once the lock is dropped. */
 static void retire(engine *e, request *r, const char *finish, request **gone) {
     if (r->kv.n_blocks) {
-        trace_arg a[] = { TA_INT("blocks", r->kv.n_blocks), TA_INT("free_blocks", e->kv.n_free + r->kv.n_blocks) };
-        trace_instant(where6(r->id, r->n_out, DIR_UP), "kv_free", 2, a);
+        trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "kv_free",
+                      TRACE_ARGS(TA_INT("blocks", r->kv.n_blocks), TA_INT("free_blocks", e->kv.n_free + r->kv.n_blocks)));
         kv_release(&e->kv, &r->kv);
         kv_counter(e);
     }
@@ -48,8 +44,8 @@ static void retire(engine *e, request *r, const char *finish, request **gone) {
     if (r->n_out) r->decode_s = r->t_token - r->t_admit - r->prefill_s;
     r->finish = finish;
     e->met.finished[metrics_finish_index(finish)]++;
-    trace_arg a[] = { TA_STR("finish", finish), TA_INT("generated", r->n_out), TA_DBL("latency_s", t - r->t_arrive) };
-    trace_instant(where6(r->id, r->n_out, DIR_UP), "finish", 3, a);
+    trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "finish",
+                  TRACE_ARGS(TA_STR("finish", finish), TA_INT("generated", r->n_out), TA_DBL("latency_s", t - r->t_arrive)));
     r->next = *gone;
     *gone = r;
 }
@@ -105,15 +101,15 @@ static int compose_batch(engine *e, request **gone) {
         r->t_admit = now_s();
         e->promised += r->worst_blocks;
         hist_observe(&e->met.queue, r->t_admit - r->t_arrive);
-        trace_arg a[] = { TA_INT("prompt_tokens", r->n_prompt), TA_INT("promised_blocks", r->worst_blocks),
-                          TA_DBL("queued_s", r->t_admit - r->t_arrive), TA_INT("running", e->n_running + 1),
-                          TA_INT("waiting", e->n_waiting) };
-        trace_instant(where6(r->id, 0, DIR_DOWN), "admit", 5, a);
+        trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, 0), "admit",
+                      TRACE_ARGS(TA_INT("prompt_tokens", r->n_prompt), TA_INT("promised_blocks", r->worst_blocks),
+                                 TA_DBL("queued_s", r->t_admit - r->t_arrive), TA_INT("running", e->n_running + 1),
+                                 TA_INT("waiting", e->n_waiting)));
         grow(e, r, r->n_prompt);   /* fits: promised above */
         e->running[e->n_running++] = r;
         tokens += r->n_prompt;
     }
-    trace_where w = where6(-1, e->step, DIR_NONE);
+    trace_where w = trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, e->step);
     trace_counter(w, "running", e->n_running, 0);
     trace_counter(w, "waiting", e->n_waiting, 0);
     return tokens;
@@ -126,8 +122,8 @@ static const char *emit(engine *e, request *r, const sample_result *s, double t)
     if (r->n_out == 1) {
         r->prefill_s = t - r->t_admit;
         hist_observe(&e->met.ttft, t - r->t_arrive);
-        trace_arg a[] = { TA_DBL("ttft_s", t - r->t_arrive), TA_INT("id", s->id) };
-        trace_instant(where6(r->id, 0, DIR_UP), "first_token", 2, a);
+        trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, 0), "first_token",
+                      TRACE_ARGS(TA_DBL("ttft_s", t - r->t_arrive), TA_INT("id", s->id)));
     } else {
         hist_observe(&e->met.itl, t - r->t_token);
     }
@@ -163,15 +159,12 @@ int engine_step(engine *e) {
             len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
         }
         snprintf(ids + len, sizeof ids - len, "]");
-        trace_where w = where6(-1, e->step, DIR_DOWN);
-        trace_arg a[] = { TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill), TA_INT("tokens", tokens),
-                          TA_STR("requests", ids), TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free) };
-        for (int i = 0; i < n; i++)   /* arrows from each new request's tokenize */
+        trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
+        for (int i = 0; i < n; i++)   /* arrows from each new request's tokenize, and on to the model (layer 5) */
             if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, 2));
-        uint64_t f = trace_flow_next();                       /* and on to the model (layer 5) */
-        trace_flow_out(f);
-        trace_begin(w, "step", 5, a);
-        trace_flow_in(f);
+        trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
+                                                  TA_INT("tokens", tokens), TA_STR("requests", ids),
+                                                  TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free)));
         int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
         double t = now_s();
         for (int i = 0; i < n; i++) {
@@ -181,7 +174,7 @@ int engine_step(engine *e) {
             sampler_pick(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
             fin[i] = emit(e, batch[i], &s, t);
         }
-        trace_end(w, 0, NULL);
+        trace_end(w, NO_ARGS);
 
         pthread_mutex_lock(&e->mu);
         e->met.steps++;

@@ -63,9 +63,8 @@ static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, 
 }
 
 static enum MHD_Result respond_error(server *s, struct MHD_Connection *c, const api_error *e, int64_t id) {
-    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_UP, .req = id, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_INT("status", e->status), TA_STR("message", e->message) };
-    trace_instant(w, "reject", 2, a);
+    trace_instant(trace_at(L_SCHEDULER, DIR_UP, id, NO_STEP), "reject",
+                  TRACE_ARGS(TA_INT("status", e->status), TA_STR("message", e->message)));
     return respond(s, c, e->status, "application/json", api_error_json(e), id);
 }
 
@@ -156,10 +155,9 @@ static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *
 static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     int64_t id = request_id(s, c);
     double t_arrive = trace_now_ns() * 1e-9;
-    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_DOWN, .req = id, .step = -1, .clock = CLOCK_MEASURED };
-    trace_arg a[] = { TA_LIT("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
-                      TA_INT("bytes", k->len) };
-    trace_instant(w, "http_request", 2, a);
+    trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP), "http_request",
+                  TRACE_ARGS(TA_LIT("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
+                             TA_INT("bytes", k->len)));
     api_request q;
     api_error e;
     if (api_parse(&q, k->body ? k->body : "", k->len, k->route == R_CHAT, s->name, &e)) {

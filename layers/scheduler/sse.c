@@ -30,7 +30,7 @@ static void event(job *j, char *json) {
 
 /* The next events: the role chunk, new text, or the end. */
 static void fill(job *j) {
-    trace_where w = { .layer = L_SCHEDULER, .dir = DIR_UP, .req = j->r.id, .step = -1, .clock = CLOCK_MEASURED };
+    trace_where w = trace_at(L_SCHEDULER, DIR_UP, j->r.id, NO_STEP);
     if (j->first) {
         j->first = 0;
         event(j, api_chunk(&j->a, 1, "", NULL, NULL));
@@ -50,8 +50,7 @@ static void fill(job *j) {
 
     if (*text || lp) {
         event(j, api_chunk(&j->a, 0, text, lp, NULL));
-        trace_arg a[] = { TA_STR("text", text), TA_INT("tokens", n_out) };
-        trace_instant(w, "sse_chunk", 2, a);
+        trace_instant(w, "sse_chunk", TRACE_ARGS(TA_STR("text", text), TA_INT("tokens", n_out)));
     } else if (!n.done) {
         put(j, ": keepalive\n\n", 13);
     }
@@ -68,8 +67,7 @@ static void fill(job *j) {
     }
     put(j, "data: [DONE]\n\n", 14);
     j->ended = 1;
-    trace_arg a[] = { TA_STR("finish", finish), TA_INT("completion_tokens", n_out) };
-    trace_instant(w, "sse_done", 2, a);
+    trace_instant(w, "sse_done", TRACE_ARGS(TA_STR("finish", finish), TA_INT("completion_tokens", n_out)));
 }
 
 ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {

@@ -46,10 +46,6 @@ void forward_state_free(forward_state *s) {
     memset(s, 0, sizeof *s);
 }
 
-static trace_where where5(int64_t step) {
-    return (trace_where){ .layer = L_TENSOR, .dir = DIR_DOWN, .req = -1, .step = step, .clock = CLOCK_MEASURED };
-}
-
 int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step) {
     const model_config *c = &m->cfg;
     int T = 0, n_logits = 0;
@@ -58,25 +54,22 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int dim = c->dim, hd = c->head_dim, q_dim = c->n_heads * hd, kv_dim = c->n_kv_heads * hd;
     int adjacent = c->rope == ROPE_ADJACENT;
 
-    trace_arg a[] = { TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim), TA_LIT("x_dtype", "f32"),
-                      TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt)) };
-    uint64_t f = trace_flow_next();    /* an arrow on to the first thing it does: copy the ids (layer 2) */
-    trace_flow_out(f);
-    trace_begin(where5(step), "forward", 5, a);
-    trace_flow_in(f);
+    trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
+    /* an arrow on to the first thing it does: copy the ids (layer 2) */
+    trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
+                                                 TA_LIT("x_dtype", "f32"), TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt))));
     ops_set_where(-1, step);
 
     /* Stack every sequence's new tokens; positions continue each cache. */
     for (int i = 0, t = 0; i < n_seqs; i++)
         for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
-    rt_copy_async(s->d_ids, s->ids, T * sizeof(int), RT_H2D, step);
-    rt_copy_async(s->d_pos, s->pos, T * sizeof(int), RT_H2D, step);
+    rt_copy_async(s->d_ids, s->ids, T * sizeof(int), COPY_H2D, step);
+    rt_copy_async(s->d_pos, s->pos, T * sizeof(int), COPY_H2D, step);
     op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
-        trace_arg la[] = { TA_INT("layer", l) };
-        trace_begin(where5(step), "layer", 1, la);
+        trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
         op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
@@ -103,7 +96,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_matmul("down_proj", s->xb, s->gate, L->w_down, NULL, T);
         op_add("residual", s->x, s->xb, T, dim);
 
-        trace_end(where5(step), 0, NULL);
+        trace_end(w, NO_ARGS);
     }
     for (int i = 0; i < n_seqs; i++) seqs[i].kv->len += seqs[i].n;
 
@@ -111,13 +104,13 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     if (n_logits) {
         for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
             if (seqs[i].logits)
-                rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), RT_D2D, step);
+                rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), COPY_D2D, step);
         op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
         op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
         /* Back up to the host: the copy waits for every kernel queued before it. */
         for (int i = 0, r = 0; i < n_seqs; i++)
-            if (seqs[i].logits) rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), RT_D2H, step);
+            if (seqs[i].logits) rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), COPY_D2H, step);
     }
-    trace_end(where5(step), 0, NULL);
+    trace_end(w, NO_ARGS);
     return 0;
 }

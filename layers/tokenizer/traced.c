@@ -10,19 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static trace_where where7(int64_t req, int64_t step, int dir)
-{
-    return (trace_where){ .layer = L_TOKENIZER, .dir = dir, .req = req, .step = step, .clock = CLOCK_MEASURED };
-}
-
 char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, int64_t req)
 {
-    trace_where w = where7(req, -1, DIR_DOWN);
-    trace_arg a[] = { TA_INT("messages", n) };
-    trace_begin(w, "chat_template", 1, a);
+    trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
+    trace_begin(w, "chat_template", TRACE_ARGS(TA_INT("messages", n)));
     char *text = tokenizer_apply_chat(t, msgs, n);
-    trace_arg b[] = { TA_INT("bytes", text ? (int64_t)strlen(text) : -1) };
-    trace_end(w, 1, b);
+    trace_end(w, TRACE_ARGS(TA_INT("bytes", text ? (int64_t)strlen(text) : -1)));
     return text;
 }
 
@@ -45,23 +38,21 @@ static void ids_json(const int *ids, int n, char *out, int cap)
 int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
                             char *err, int errlen, int64_t req)
 {
-    trace_where w = where7(req, -1, DIR_DOWN);
-    trace_arg a[] = { TA_STR("text", text) };
+    trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
     trace_flow_in(trace_request_flow(req, 1));    /* from the client's request */
     trace_flow_out(trace_request_flow(req, 2));   /* -> the engine step that prefills it */
-    trace_begin(w, "tokenize", 1, a);
+    trace_begin(w, "tokenize", TRACE_ARGS(TA_STR("text", text)));
     int n = tokenizer_encode(t, text, strlen(text), ids, max_ids, err, errlen);
     char json[512] = "";
     if (trace_enabled()) ids_json(ids, n < max_ids ? n : max_ids, json, sizeof json);   /* only for the event */
-    trace_arg b[] = { TA_INT("tokens", n), TA_STR("ids", json) };
-    trace_end(w, 2, b);
+    trace_end(w, TRACE_ARGS(TA_INT("tokens", n), TA_STR("ids", json)));
     return n;
 }
 
 int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step)
 {
     int n = detok_step(s, id, out, cap);
-    trace_arg a[] = { TA_INT("id", id), TA_STR("text", n < 0 ? "" : out) };
-    trace_instant(where7(req, step, DIR_UP), "detokenize", 2, a);
+    trace_instant(trace_at(L_TOKENIZER, DIR_UP, req, step), "detokenize",
+                  TRACE_ARGS(TA_INT("id", id), TA_STR("text", n < 0 ? "" : out)));
     return n;
 }

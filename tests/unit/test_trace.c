@@ -34,7 +34,7 @@
 static trace_where W(int layer, int dir, int64_t req, int track)
 {
     return (trace_where){ .layer = layer, .dir = dir, .req = req, .step = -1,
-                          .clock = CLOCK_MEASURED, .track = track };
+                          .clock = TRACE_MEASURED, .track = track };
 }
 
 /* ---- the two-thread scenario ---- */
@@ -87,7 +87,7 @@ static int record_scenario(void)
     trace_end(W(L_OPS, DIR_DOWN, 7, 0), 0, NULL);
 
     trace_where gpu = W(L_GPU, DIR_NONE, 7, 1);
-    gpu.clock = CLOCK_MODELED;
+    gpu.clock = TRACE_MODELED;
     uint64_t t = trace_now_ns();  /* modeled times, after everything so far */
     trace_slice(W(L_KERNELS, DIR_DOWN, 7, 0), "gemm", t + 1000, 100, 2,
                 (trace_arg[]){ TA_INT("flops", 2000), TA_INT("bytes", 400) });

@@ -1,0 +1,55 @@
+/*
+ * driver_sim.c -- layer 2 for a simulated device (sim:PROFILE) and its
+ * shapes-only twin (analytic:PROFILE). Memory is the host's (analytic: an
+ * address nothing reads); layer 1 (layers/gpu/sim.h) models how long each
+ * copy takes on the device's one stream. The host's own memcpy is not the
+ * device's time: the clock is set back by it (docs/timing.md, rule 2), and
+ * a synchronous copy waits for the stream (rule 4).
+ */
+#include "layers/runtime/runtime.h"
+#include "layers/gpu/sim.h"
+#include "trace/trace.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sim_open_profile(const char *profile, rt_device *d, char *err, int errlen) {
+    if (gpu_profile_load(&d->prof, profile, err, errlen)) return -1;
+    sim_open(&d->prof);
+    return 0;
+}
+
+/* Analytic memory holds nothing: a copy to the host delivers zeros (the
+ * placeholder logits), other copies move nothing. */
+static void copy_modeled(void *dst, const void *src, size_t n, enum copy_dir dir, int async, int64_t step) {
+    if (!async) sim_wait();                                   /* a sync copy waits for the stream */
+    uint64_t t0 = trace_now_ns();
+    if (rt_device_now()->driver->has_data) { if (dst != src) memcpy(dst, src, n); }
+    else if (dir == COPY_D2H) memset(dst, 0, n);
+    trace_clock_shift(-(int64_t)(trace_now_ns() - t0));       /* modeled time replaces the memcpy's */
+    sim_copy(dir, (double)n, step);
+    if (!async) sim_wait();
+}
+static void sim_load_code(const void *k) { (void)k; }
+
+const rt_driver rt_sim = {
+    .name = "sim", .clock_domain = "virtual", .modeled = 1, .has_data = 1,
+    .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
+    .open = sim_open_profile, .alloc = rt_host_alloc, .free = free, .copy = copy_modeled, .sync = sim_wait,
+    .load_code = sim_load_code,
+};
+
+/* Analytic: an allocation is an address of its own that nothing reads (a
+ * 28 GB model must not take 28 GB). */
+static void *none_alloc(size_t n) {
+    static _Atomic uintptr_t next = (uintptr_t)1 << 40;
+    return (void *)atomic_fetch_add(&next, (n + 4095) & ~(size_t)4095);
+}
+static void none_free(void *p) { (void)p; }
+
+const rt_driver rt_analytic = {
+    .name = "analytic", .clock_domain = "analytic", .modeled = 1, .has_data = 0,
+    .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
+    .open = sim_open_profile, .alloc = none_alloc, .free = none_free, .copy = copy_modeled, .sync = sim_wait,
+    .load_code = sim_load_code,
+};
