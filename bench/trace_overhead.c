@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "kernels/backend.h"
-#include "layers/scheduler/engine.h"
+#include "layers/scheduler/scheduler.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 

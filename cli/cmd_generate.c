@@ -5,7 +5,7 @@
  * operators (4) compute on the CPU.
  */
 #include "cli/cli.h"
-#include "layers/scheduler/engine.h"
+#include "layers/scheduler/scheduler.h"
 #include "kernels/backend.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
@@ -39,14 +39,14 @@ enum { REQ_ID = 1 };
 
 typedef struct {
     int json;
-    tokenizer *tok;
-    detok_stream ds;
+    text_codec tc;        /* the tokenizer, when the model has one */
+    text_decoder *dec;
     char *text;           /* accumulated reply */
     size_t len, cap;
     cJSON *ids, *logprobs;
 } gen_out;
 
-static void append(gen_out *g, const char *s, int n) {
+static void append(gen_out *g, const char *s, size_t n) {
     if (g->len + n + 1 > g->cap) {
         g->cap = (g->len + n + 1) * 2;
         g->text = realloc(g->text, g->cap);
@@ -70,10 +70,10 @@ static int on_token(request *r, const sample_result *s, void *user) {
     }
     cJSON_AddItemToObject(lp, "top", top);
     cJSON_AddItemToArray(g->logprobs, lp);
-    if (g->tok && !is_stop_id(r->stop_ids, r->n_stop, s->id)) {   /* the end-of-turn token is not part of the text */
-        char piece[256];
-        int n = detok_step_traced(&g->ds, s->id, piece, sizeof piece, r->id, r->n_out - 1);
-        if (n > 0) {
+    if (g->dec && !is_stop_id(r->stop_ids, r->n_stop, s->id)) {   /* the end-of-turn token is not part of the text */
+        size_t n = 0;
+        const char *piece = g->tc.decode(g->dec, s->id, &n, r->id, r->n_out - 1);
+        if (piece && n > 0) {
             append(g, piece, n);
             if (!g->json) { fwrite(piece, 1, n, stdout); fflush(stdout); }
         }
@@ -98,13 +98,13 @@ static int parse_ids(const char *s, int **ids, int *n) {
 
 /* The user message through the chat template and the tokenizer (traced as
  * request req's layer 7). */
-static int encode_prompt(tokenizer *tok, const char *text, int64_t req, int **ids, int *n, char *err, int errlen) {
+static int encode_prompt(const text_codec *tc, const char *text, int64_t req, int **ids, int *n, char *err, int errlen) {
     chat_message msg = { "user", text };
-    char *prompt = tokenizer_apply_chat_traced(tok, &msg, 1, req);
+    char *prompt = tc->chat(tc->ctx, &msg, 1, req);
     if (!prompt) { snprintf(err, errlen, "chat template failed"); return -1; }
     int cap = (int)strlen(prompt) + 16;
     *ids = malloc(cap * sizeof **ids);
-    *n = tokenizer_encode_traced(tok, prompt, *ids, cap, err, errlen, req);
+    *n = tc->encode(tc->ctx, prompt, *ids, cap, err, errlen, req);
     free(prompt);
     return *n < 0 ? -1 : 0;
 }
@@ -153,17 +153,17 @@ int cmd_generate(int argc, char **argv) {
     if (model_load(&m, model_path, err, sizeof err)) { backend_close(); trace_close(err, sizeof err); return cli_fail("%s", err); }
     gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
     int *ids = NULL, n_ids = 0, rc = 1;
-    if (m.tokenizer_path && !(g.tok = tokenizer_load(m.tokenizer_path, err, sizeof err))) { cli_fail("%s", err); goto out; }
+    if (m.tokenizer_path && tokenizer_open_text(m.tokenizer_path, m.cfg.vocab_size, &g.tc, err, sizeof err)) { cli_fail("%s", err); goto out; }
+    if (g.tc.ctx && !(g.dec = g.tc.decoder(g.tc.ctx))) { cli_fail("out of memory"); goto out; }
     if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { cli_fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
-    if (prompt && !g.tok) { cli_fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
-    if (prompt && encode_prompt(g.tok, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { cli_fail("%s", err); goto out; }
-    if (g.tok) detok_init(&g.ds, g.tok);
+    if (prompt && !g.dec) { cli_fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
+    if (prompt && encode_prompt(&g.tc, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { cli_fail("%s", err); goto out; }
     if (n_ids < 1) { cli_fail("the prompt is empty"); goto out; }
     if (n_ids + max_tokens > m.cfg.max_seq_len) {
         cli_fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
     }
 
-    int stop_ids[16], n_stop = engine_stop_ids(&m, g.tok, stop_ids, 16);
+    int stop_ids[16], n_stop = scheduler_stop_ids(&m, g.dec ? &g.tc : NULL, stop_ids, 16);
 
     engine e;
     if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { cli_fail("%s", err); goto out; }
@@ -178,11 +178,9 @@ int cmd_generate(int argc, char **argv) {
     if (engine_generate(&e, &r, err, sizeof err)) { cli_fail("%s", err); engine_free(&e); goto out; }
     double host_s = host_seconds() - t0;
     engine_free(&e);
-    if (g.tok) {
-        char tail[16];
-        int n = detok_flush(&g.ds, tail, sizeof tail);
-        if (n > 0) { append(&g, tail, n); if (!json) fwrite(tail, 1, n, stdout); }
-    }
+    size_t n_tail = 0;
+    const char *tail = g.dec ? g.tc.flush(g.dec, &n_tail) : NULL;
+    if (tail && n_tail > 0) { append(&g, tail, n_tail); if (!json) fwrite(tail, 1, n_tail, stdout); }
     double per_token = r.n_out > 1 ? r.decode_s / (r.n_out - 1) : 0;
     if (json) {
         cJSON *j = cJSON_CreateObject();
@@ -211,7 +209,8 @@ out:
     cJSON_Delete(g.logprobs);
     free(g.text);
     free(ids);
-    if (g.tok) tokenizer_free(g.tok);
+    if (g.dec) g.tc.decoder_free(g.dec);
+    if (g.tc.ctx) g.tc.close(g.tc.ctx);
     model_free(&m);
     backend_close();
     if (trace_close(err, sizeof err)) return cli_fail("%s", err);

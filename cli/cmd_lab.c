@@ -143,7 +143,8 @@ static int session_begin(lab *L, const char *device, const char *model, const ch
     char *argv[] = { "lab", (char *)device, (char *)model };
     if (cli_trace_open(3, argv, L->db, &pftrace, model)) return -1;
     L->run = trace_run_id();
-    server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch };
+    server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
+                      .open_text = tokenizer_open_text };
     if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); backend_close(); return cli_fail("%s", err); }
     snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
     fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, rt_device_now()->name);

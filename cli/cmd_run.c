@@ -9,6 +9,7 @@
 #include "layers/gpu/bounds.h"
 #include "kernels/backend.h"
 #include "layers/scheduler/server.h"
+#include "layers/tokenizer/tokenizer.h"
 #include "trace/journey.h"
 #include "trace/trace.h"
 #include <errno.h>
@@ -146,6 +147,7 @@ int cmd_run(int argc, char **argv) {
     int rc = 1;
     if (!url) {
         server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
+                          .open_text = tokenizer_open_text,
                           .analytic_dtype = analytic ? dtype : NULL };
         if (!(s = server_start(&o, err, sizeof err))) { cli_fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));

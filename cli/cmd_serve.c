@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "kernels/backend.h"
 #include "layers/scheduler/server.h"
+#include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 #include <getopt.h>
 #include <pthread.h>
@@ -32,7 +33,7 @@ int cmd_serve(int argc, char **argv) {
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
         { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = NULL, *pftrace = NULL;
-    server_opts o = { .host = "127.0.0.1", .port = 8000 };
+    server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
     long v;
     int c;
     optind = 1;

@@ -12,7 +12,7 @@ static void *grow(void *p, size_t n) {
     return q;
 }
 
-job *job_new(api_request *q, const tokenizer *tok, const char *model, int64_t id) {
+job *job_new(api_request *q, const text_codec *text, const char *model, int64_t id) {
     job *j = grow(NULL, sizeof *j);
     memset(j, 0, sizeof *j);
     j->q = *q;
@@ -21,11 +21,11 @@ job *job_new(api_request *q, const tokenizer *tok, const char *model, int64_t id
     pthread_cond_init(&j->cv, NULL);
     j->refs = 1;
     j->first = j->q.chat;
-    j->a = (api_reply){ .chat = j->q.chat, .created = (long)time(NULL), .model = model, .tok = tok,
+    j->a = (api_reply){ .chat = j->q.chat, .created = (long)time(NULL), .model = model, .text = text,
                         .top_logprobs = j->q.top_logprobs };
     snprintf(j->a.id, sizeof j->a.id, "%s-%lld", j->q.chat ? "chatcmpl" : "cmpl", (long long)id);
     j->r.id = id;
-    detok_init(&j->ds, tok);
+    if (!(j->dec = text->decoder(text->ctx))) { fprintf(stderr, "hipath: out of memory (a decoder)\n"); abort(); }
     j->text = grow(NULL, j->cap = 256);
     j->text[0] = 0;
     return j;
@@ -39,6 +39,7 @@ static void unref(job *j) {
     api_request_free(&j->q);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
+    j->a.text->decoder_free(j->dec);
     free(j->prompt); free(j->text); free(j->toks); free(j->tok_end); free(j->out);
     free(j);
 }
@@ -71,9 +72,9 @@ static int add_text(job *j, const char *s, size_t n) {
 static int on_token(request *r, const sample_result *s, void *user) {
     job *j = user;
     if (is_stop_id(j->stop_ids, j->n_stop_ids, s->id)) return 0;   /* the end of the turn is not text */
-    char piece[512];
-    int n = detok_step_traced(&j->ds, s->id, piece, sizeof piece, r->id, r->n_out - 1);
-    if (n < 0) piece[n = 0] = 0;
+    size_t n = 0;
+    const char *piece = j->a.text->decode(j->dec, s->id, &n, r->id, r->n_out - 1);
+    if (!piece) piece = "", n = 0;   /* an id outside the vocabulary: no text */
     pthread_mutex_lock(&j->mu);
     if (j->n_toks == j->cap_toks) {
         j->cap_toks = 2 * j->cap_toks + 16;
@@ -92,9 +93,9 @@ static void on_done(request *r, void *user) {
     (void)r;
     job *j = user;
     pthread_mutex_lock(&j->mu);
-    char tail[16];
-    int n = detok_flush(&j->ds, tail, sizeof tail);
-    if (n > 0 && !j->stopped) add_text(j, tail, n);
+    size_t n = 0;
+    const char *tail = j->a.text->flush(j->dec, &n);
+    if (tail && n > 0 && !j->stopped) add_text(j, tail, n);
     j->done = 1;
     pthread_cond_signal(&j->cv);
     pthread_mutex_unlock(&j->mu);

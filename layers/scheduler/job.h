@@ -10,9 +10,8 @@
 #ifndef HIPATH_JOB_H
 #define HIPATH_JOB_H
 
-#include "layers/scheduler/engine.h"
+#include "layers/scheduler/scheduler.h"
 #include "layers/scheduler/openai.h"
-#include "layers/tokenizer/tokenizer.h"
 #include <sys/types.h>
 
 typedef struct {
@@ -26,7 +25,7 @@ typedef struct {
     int refs;                    /* the connection and the engine */
     int done;                    /* the engine let go: r.finish is set */
     /* Written by the engine thread, under mu. */
-    detok_stream ds;
+    text_decoder *dec;           /* ids to text, incrementally */
     char *text;                  /* the reply so far, NUL-terminated, cut at a stop string */
     size_t len, cap;
     sample_result *toks;         /* content tokens, for logprobs */
@@ -42,7 +41,7 @@ typedef struct {
 } job;
 
 /* A job for a parsed request (q is taken); refs = 1 (the connection). */
-job *job_new(api_request *q, const tokenizer *tok, const char *model, int64_t id);
+job *job_new(api_request *q, const text_codec *text, const char *model, int64_t id);
 /* Hand it to the engine (the engine takes a reference). SUBMIT_* code. */
 int  job_submit(job *j, engine *e, char *err, int errlen);
 /* The connection is done with it: cancel it if still running, drop the reference. */

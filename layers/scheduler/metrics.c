@@ -1,5 +1,5 @@
 /* metrics.c -- histograms and the engine's Prometheus text. */
-#include "layers/scheduler/engine.h"
+#include "layers/scheduler/scheduler.h"
 #include <string.h>
 
 static const double LATENCY_S[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };

@@ -6,8 +6,9 @@
 #ifndef HIPATH_OPENAI_H
 #define HIPATH_OPENAI_H
 
+#include "layers/common/chat.h"
 #include "layers/ops/sample.h"
-#include "layers/tokenizer/tokenizer.h"
+#include "layers/scheduler/text.h"
 #include <cjson/cJSON.h>
 
 #define API_MAX_STOP 4
@@ -52,7 +53,7 @@ typedef struct {
     char id[48];             /* "chatcmpl-7" / "cmpl-7" */
     long created;
     const char *model;
-    const tokenizer *tok;    /* for the logprobs' token strings */
+    const text_codec *text;  /* for the logprobs' token strings */
     int top_logprobs;
 } api_reply;
 

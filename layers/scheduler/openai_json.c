@@ -234,9 +234,9 @@ static char *print(cJSON *j) {
 
 /* A token's text for the logprobs: its bytes, with a broken UTF-8 piece
  * (one token of a multi-byte character) shown as U+FFFD. */
-static cJSON *token_string(const tokenizer *t, int id, cJSON **bytes) {
+static cJSON *token_string(const text_codec *t, int id, cJSON **bytes) {
     size_t n = 0;
-    const char *b = tokenizer_token_bytes(t, id, &n);
+    const char *b = t->token_bytes(t->ctx, id, &n);
     char s[256 * 3 + 1], *q = s;
     const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)b;
     *bytes = cJSON_CreateArray();
@@ -252,7 +252,7 @@ static cJSON *token_string(const tokenizer *t, int id, cJSON **bytes) {
     return cJSON_CreateString(s);
 }
 
-static cJSON *chat_logprob(const tokenizer *t, int id, float lp) {
+static cJSON *chat_logprob(const text_codec *t, int id, float lp) {
     cJSON *o = cJSON_CreateObject(), *bytes;
     cJSON_AddItemToObject(o, "token", token_string(t, id, &bytes));
     cJSON_AddNumberToObject(o, "logprob", lp);
@@ -265,9 +265,9 @@ cJSON *api_logprobs(const api_reply *a, const sample_result *s, int n, int text_
     if (a->chat) {
         cJSON *content = cJSON_AddArrayToObject(lp, "content");
         for (int i = 0; i < n; i++) {
-            cJSON *o = chat_logprob(a->tok, s[i].id, s[i].logprob), *top = cJSON_AddArrayToObject(o, "top_logprobs");
+            cJSON *o = chat_logprob(a->text, s[i].id, s[i].logprob), *top = cJSON_AddArrayToObject(o, "top_logprobs");
             for (int k = 0; k < a->top_logprobs && k < s[i].n_top; k++)
-                cJSON_AddItemToArray(top, chat_logprob(a->tok, s[i].top_id[k], s[i].top_logprob[k]));
+                cJSON_AddItemToArray(top, chat_logprob(a->text, s[i].top_id[k], s[i].top_logprob[k]));
             cJSON_AddItemToArray(content, o);
         }
         return lp;
@@ -275,14 +275,14 @@ cJSON *api_logprobs(const api_reply *a, const sample_result *s, int n, int text_
     cJSON *tokens = cJSON_AddArrayToObject(lp, "tokens"), *lps = cJSON_AddArrayToObject(lp, "token_logprobs"),
           *tops = cJSON_AddArrayToObject(lp, "top_logprobs"), *offs = cJSON_AddArrayToObject(lp, "text_offset");
     for (int i = 0; i < n; i++) {
-        cJSON *tok = token_string(a->tok, s[i].id, &bytes), *top = cJSON_CreateObject();
+        cJSON *tok = token_string(a->text, s[i].id, &bytes), *top = cJSON_CreateObject();
         cJSON_AddItemToArray(offs, cJSON_CreateNumber(text_offset));
         text_offset += cJSON_GetArraySize(bytes);
         cJSON_Delete(bytes);
         cJSON_AddItemToArray(tokens, tok);
         cJSON_AddItemToArray(lps, cJSON_CreateNumber(s[i].logprob));
         for (int k = 0; k < a->top_logprobs && k < s[i].n_top; k++) {
-            cJSON *alt = token_string(a->tok, s[i].top_id[k], &bytes);
+            cJSON *alt = token_string(a->text, s[i].top_id[k], &bytes);
             cJSON_Delete(bytes);
             if (!cJSON_GetObjectItemCaseSensitive(top, alt->valuestring))
                 cJSON_AddNumberToObject(top, alt->valuestring, s[i].top_logprob[k]);

@@ -1,11 +1,12 @@
 /*
  * scheduler.c -- layer 6: continuous batching.
  *
- * engine_step() = compose_batch() (the one place the batch is decided),
- * one forward() over every sequence in it, one sample per sequence, and
- * retiring the requests that finished. Every decision is a trace event.
+ * engine_submit() is the queue's door; engine_step() = compose_batch()
+ * (the one place the batch is decided), one forward() over every sequence
+ * in it, one sample per sequence, and retiring the requests that finished.
+ * Every decision is a trace event.
  */
-#include "layers/scheduler/engine.h"
+#include "layers/scheduler/scheduler.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,63 @@ int engine_step(engine *e) {
     int left = e->n_running + e->n_waiting;
     pthread_mutex_unlock(&e->mu);
     return left;
+}
+
+int engine_submit(engine *e, request *r, char *err, int errlen) {
+    const model_config *c = &e->m->cfg;
+    if (r->n_prompt < 1 || r->n_prompt > e->max_step_tokens) {
+        snprintf(err, errlen, "prompt of %d tokens: need 1 to %d", r->n_prompt, e->max_step_tokens);
+        return SUBMIT_INVALID;
+    }
+    if (r->max_tokens < 1 || r->n_prompt + r->max_tokens > c->max_seq_len) {
+        snprintf(err, errlen, "prompt (%d) + max tokens (%d) exceeds the context length %d", r->n_prompt, r->max_tokens, c->max_seq_len);
+        return SUBMIT_INVALID;
+    }
+    for (int i = 0; i < r->n_prompt; i++)
+        if (r->prompt[i] < 0 || r->prompt[i] >= c->vocab_size) {
+            snprintf(err, errlen, "token id %d is outside the vocabulary (0..%d)", r->prompt[i], c->vocab_size - 1);
+            return SUBMIT_INVALID;
+        }
+    r->worst_blocks = kv_blocks_for(&e->kv, r->n_prompt + r->max_tokens);
+    if (r->worst_blocks > e->kv.n_blocks) {
+        snprintf(err, errlen, "the request needs up to %d KV-cache tokens (%d blocks) but the whole cache holds %d (%d blocks)",
+                 r->n_prompt + r->max_tokens, r->worst_blocks, e->kv.n_blocks * e->kv.block_size, e->kv.n_blocks);
+        return SUBMIT_NO_ROOM;
+    }
+    memset(&r->kv, 0, sizeof r->kv);
+    r->n_out = 0;
+    r->finish = NULL;
+    r->next = NULL;
+    if (!r->t_arrive) r->t_arrive = trace_now_ns() * 1e-9;
+
+    pthread_mutex_lock(&e->mu);
+    if (e->quit) {
+        pthread_mutex_unlock(&e->mu);
+        snprintf(err, errlen, "the server is shutting down");
+        return SUBMIT_CLOSED;
+    }
+    if (e->wait_tail) e->wait_tail->next = r; else e->wait_head = r;
+    e->wait_tail = r;
+    e->n_waiting++;
+    trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, NO_STEP), "enqueue",
+                  TRACE_ARGS(TA_INT("prompt_tokens", r->n_prompt), TA_INT("max_tokens", r->max_tokens),
+                             TA_INT("waiting", e->n_waiting), TA_INT("running", e->n_running)));
+    pthread_cond_signal(&e->wake);
+    pthread_mutex_unlock(&e->mu);
+    return SUBMIT_OK;
+}
+
+int engine_generate(engine *e, request *r, char *err, int errlen) {
+    if (engine_submit(e, r, err, errlen)) return -1;
+    while (!r->finish) engine_step(e);
+    if (!strcmp(r->finish, "error")) { snprintf(err, errlen, "engine step failed"); return -1; }
+    return 0;
+}
+
+int scheduler_stop_ids(const model *m, const text_codec *text, int *ids, int cap) {
+    int n = 0;
+    for (int i = 0; i < m->cfg.n_stop && n < cap; i++) ids[n++] = m->cfg.stop_ids[i];
+    return text ? n + text->stop_ids(text->ctx, ids + n, cap - n) : n;
 }
 
 static void *engine_main(void *arg) {

@@ -20,7 +20,7 @@
 
 struct server {
     model m;
-    tokenizer *tok;
+    text_codec text;               /* the tokenizer, handed in (text.h) */
     engine e;
     struct MHD_Daemon *d;
     char name[256];
@@ -90,11 +90,11 @@ static int64_t request_id(server *s, struct MHD_Connection *c) {
 static int prepare(server *s, job *j, api_error *e) {
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
-    char *text = q->chat ? tokenizer_apply_chat_traced(s->tok, q->msgs, q->n_msgs, j->r.id) : strdup(q->prompt);
+    char *text = q->chat ? s->text.chat(s->text.ctx, q->msgs, q->n_msgs, j->r.id) : strdup(q->prompt);
     if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
     char err[256];
     j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
-    int n = j->prompt ? tokenizer_encode_traced(s->tok, text, j->prompt, s->max_model_len, err, sizeof err, j->r.id) : -1;
+    int n = j->prompt ? s->text.encode(s->text.ctx, text, j->prompt, s->max_model_len, err, sizeof err, j->r.id) : -1;
     free(text);
     if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
     if (n > s->max_model_len)
@@ -164,7 +164,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
         api_request_free(&q);
         return respond_error(s, c, &e, id);
     }
-    job *j = job_new(&q, s->tok, s->name, id);
+    job *j = job_new(&q, &s->text, s->name, id);
     j->r.t_arrive = t_arrive;
     if (prepare(s, j, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
@@ -288,9 +288,8 @@ server *server_start(const server_opts *o, char *err, int errlen) {
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
     if (!s->m.tokenizer_path && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
-    if (!(s->tok = s->m.tokenizer_path ? tokenizer_load(s->m.tokenizer_path, err, errlen)
-                                       : tokenizer_placeholder(c->vocab_size, err, errlen))) goto fail_model;
-    s->n_stop_ids = engine_stop_ids(&s->m, s->tok, s->stop_ids, sizeof s->stop_ids / sizeof *s->stop_ids);
+    if (o->open_text(s->m.tokenizer_path, c->vocab_size, &s->text, err, errlen)) goto fail_model;
+    s->n_stop_ids = scheduler_stop_ids(&s->m, &s->text, s->stop_ids, sizeof s->stop_ids / sizeof *s->stop_ids);
 
     const char *base = o->served_name;
     if (!base) {   /* the folder's name, without a trailing slash */
@@ -337,7 +336,7 @@ fail_thread:
 fail_engine:
     engine_free(&s->e);
 fail_tok:
-    tokenizer_free(s->tok);
+    s->text.close(s->text.ctx);
 fail_model:
     model_free(&s->m);
     free(s);
@@ -356,7 +355,7 @@ void server_stop(server *s) {
     }
     MHD_stop_daemon(s->d);
     engine_free(&s->e);
-    tokenizer_free(s->tok);
+    s->text.close(s->text.ctx);
     model_free(&s->m);
     free(s->api_key);
     free(s);

@@ -8,6 +8,8 @@
 #ifndef HIPATH_SERVER_H
 #define HIPATH_SERVER_H
 
+#include "layers/scheduler/text.h"
+
 typedef struct {
     const char *model_dir;       /* or, with analytic_dtype, a config.json */
     const char *analytic_dtype;  /* non-NULL: a shapes-only model of this weight dtype (analytic.c) */
@@ -18,6 +20,7 @@ typedef struct {
     int max_batch;               /* 0: 32 */
     double kv_cache_mb;          /* 0: 64 */
     const char *api_key;         /* NULL: no key needed */
+    text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
 } server_opts;
 
 typedef struct server server;

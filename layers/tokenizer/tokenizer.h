@@ -9,6 +9,8 @@
 #ifndef HIPATH_TOKENIZER_H
 #define HIPATH_TOKENIZER_H
 
+#include "layers/common/chat.h"
+#include "layers/scheduler/text.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,7 +60,6 @@ int  detok_flush(detok_stream *s, char *out, int cap);
  * assistant header appended so the model answers). The template family is
  * picked from tokenizer_config.json's chat_template (ChatML or Llama-3),
  * falling back to ChatML. Returns a malloc'd string or NULL. */
-typedef struct { const char *role; const char *content; } chat_message;
 char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n);
 
 /* End-of-turn / end-of-text ids this tokenizer knows (<|im_end|>,
@@ -75,5 +76,11 @@ char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, 
 int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
                             char *err, int errlen, int64_t req);
 int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step);
+
+/* Layer 7 as layer 6 sees it (layers/scheduler/text.h): the tokenizer at
+ * path (tokenizer.json or a .gguf; NULL: the analytic placeholder for
+ * n_vocab ids) behind the server's table, every call traced (codec.c). The
+ * CLI hands this function to server_start. 0, or -1 with a reason. */
+int tokenizer_open_text(const char *path, int n_vocab, text_codec *out, char *err, int errlen);
 
 #endif

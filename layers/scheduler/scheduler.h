@@ -1,6 +1,6 @@
 /*
- * engine.h -- layer 6: the engine that owns the model, the paged KV cache
- * and the step buffers, and the scheduler that feeds it.
+ * scheduler.h -- layer 6: the scheduler, and the engine it feeds (the
+ * model, the paged KV cache and the step buffers: engine.c).
  *
  * Requests wait in a queue. Each engine step runs one token of every
  * running request (decode) plus the whole prompt of each newly admitted
@@ -10,9 +10,10 @@
  * grow and returned when they end; a request is admitted only when the
  * blocks it may still need fit beside those promised to running ones.
  */
-#ifndef HIPATH_ENGINE_H
-#define HIPATH_ENGINE_H
+#ifndef HIPATH_SCHEDULER_H
+#define HIPATH_SCHEDULER_H
 
+#include "layers/scheduler/text.h"
 #include "layers/tensor/forward.h"
 #include "layers/ops/sample.h"
 #include "layers/scheduler/metrics.h"
@@ -97,11 +98,14 @@ int  engine_generate(engine *e, request *r, char *err, int errlen);
 void engine_print_metrics(engine *e, FILE *f);
 
 /* The ids that end a reply: the model config's EOS ids, then the
- * tokenizer's end-of-turn tokens (t may be NULL). Returns how many were
+ * tokenizer's end-of-turn tokens (text may be NULL). Returns how many were
  * written, at most cap. */
-struct tokenizer;
-int engine_stop_ids(const model *m, const struct tokenizer *t, int *ids, int cap);
+int scheduler_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
 /* Whether id is one of ids[0..n). */
-int is_stop_id(const int *ids, int n, int id);
+static inline int is_stop_id(const int *ids, int n, int id) {
+    for (int i = 0; i < n; i++)
+        if (ids[i] == id) return 1;
+    return 0;
+}
 
 #endif
