@@ -28,8 +28,10 @@ void k_pack_reset(void);
 void k_embedding(float *x, const tensor *E, const int *ids, int T);
 /* o[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w, rows of n */
 void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps);
-/* y[T,N] = x[T,K] W[N,K]^T (+ b[N]); fp32 accumulate */
+/* y[T,N] = x[T,K] W[N,K]^T (+ b[N]); fp32 accumulate (matmul.c) */
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
+/* The same, plainly: the dozen lines k_matmul makes fast (matmul_ref.c), the tests' oracle. */
+void k_matmul_ref(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
 /* Rotate each head of x[T, n_heads*head_dim] by its position. */
 void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
 /* Store k, v rows [n, kv_dim] at positions pos0.. of sequence s, layer l. */

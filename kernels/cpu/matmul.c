@@ -7,6 +7,7 @@
  * reuse them for every token, so each weight byte is read from memory once
  * per step whatever T is. That reuse is what batching buys.
  * Block formats (Q8_0, Q4_0, Q4_1) go to quant_dot.c's integer kernels.
+ * The plain loop this computes is matmul_ref.c: read it first.
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"

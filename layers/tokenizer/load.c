@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* GPT-2's pre-tokenizer regex: what ByteLevel(use_regex=true) splits with. */
-const char *const TOK_GPT2_REGEX =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-
 static int fail(char *err, int errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -23,32 +19,6 @@ static int fail(char *err, int errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-int tok_pow2_above(int n)
-{
-    int c = 16;
-    while (c < 2 * n) c *= 2;
-    return c;
-}
-
-int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
-                     const char *field, char *err, int errlen)
-{
-    if (t->nsplit == TOK_MAX_SPLITS)
-        return fail(err, errlen, "%s: %s: more than %d split stages", path, field, TOK_MAX_SPLITS);
-    int code;
-    PCRE2_SIZE at;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP | flags, &code, &at, NULL);
-    if (!re) {
-        char msg[128];
-        pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
-        return fail(err, errlen, "%s: %s: regex error at %zu: %s", path, field, (size_t)at, msg);
-    }
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);   /* faster if available, fine if not */
-    t->split[t->nsplit++] = re;
-    return 0;
 }
 
 /* Every pre-tokenizer here becomes a regex whose matches and the gaps
@@ -189,10 +159,9 @@ done:
     return rc;
 }
 
-tokenizer *tokenizer_load(const char *path, char *err, int errlen)
+tokenizer *tok_load_json(const char *path, char *err, int errlen)
 {
-    size_t len = strlen(path);
-    if (len > 5 && !strcmp(path + len - 5, ".gguf")) return tok_load_gguf(path, err, errlen);
+    size_t len;
     char *text = file_read(path, FILE_LARGE, &len, err, errlen);
     if (!text) return NULL;
     cJSON *root = cJSON_ParseWithLength(text, len);
@@ -215,13 +184,4 @@ tokenizer *tokenizer_load(const char *path, char *err, int errlen)
     cJSON_Delete(root);
     if (bad) { tokenizer_free(t); return NULL; }
     return t;
-}
-
-void tokenizer_free(tokenizer *t)
-{
-    if (!t) return;
-    for (int i = 0; i < t->nsplit; i++) pcre2_code_free(t->split[i]);
-    free(t->tok), free(t->bytes), free(t->vocab), free(t->merges), free(t->added);
-    free(t->default_system);
-    free(t);
 }

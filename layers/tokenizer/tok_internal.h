@@ -60,13 +60,15 @@ size_t tok_bytelevel_decode(const char *s, size_t n, char *out);
  * k the bytes to replace by one U+FFFD (Unicode's "maximal subpart"). */
 int tok_utf8_char(const unsigned char *s, size_t n);
 
-/* load.c: the smallest power of two >= 16 above 2n (a hash table's size). */
+/* vocab.c: the smallest power of two >= 16 above 2n (a hash table's size). */
 int tok_pow2_above(int n);
-/* load.c: append a pre-tokenizer stage (PCRE2 pattern, compiled UTF+UCP). */
+/* pretok.c: append a pre-tokenizer stage (PCRE2 pattern, compiled UTF+UCP). */
 int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
                   const char *field, char *err, int errlen);
 extern const char *const TOK_GPT2_REGEX;   /* ByteLevel's default split */
 
+/* load.c: the tokenizer of a tokenizer.json. */
+tokenizer *tok_load_json(const char *path, char *err, int errlen);
 /* gguf_vocab.c: the same tokenizer from a GGUF file's tokenizer.ggml.* metadata. */
 tokenizer *tok_load_gguf(const char *path, char *err, int errlen);
 

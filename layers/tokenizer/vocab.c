@@ -1,7 +1,7 @@
 /*
  * vocab.c -- the token table and its two hash maps (open addressing, linear
  * probing, tables at most half full): token bytes -> id, and
- * (left id, right id) -> merge rule.
+ * (left id, right id) -> merge rule; and freeing the tokenizer they make up.
  */
 #include "layers/tokenizer/tok_internal.h"
 #include <stdlib.h>
@@ -95,4 +95,20 @@ const char *tokenizer_token_bytes(const tokenizer *t, int id, size_t *len)
     if (id < 0 || id >= t->n_vocab || t->tok[id].len < 0) return NULL;
     *len = t->tok[id].len;
     return t->bytes + t->tok[id].off;
+}
+
+int tok_pow2_above(int n)
+{
+    int c = 16;
+    while (c < 2 * n) c *= 2;
+    return c;
+}
+
+void tokenizer_free(tokenizer *t)
+{
+    if (!t) return;
+    for (int i = 0; i < t->nsplit; i++) pcre2_code_free(t->split[i]);
+    free(t->tok), free(t->bytes), free(t->vocab), free(t->merges), free(t->added);
+    free(t->default_system);
+    free(t);
 }

@@ -1,6 +1,7 @@
-/* test_matmul.c -- k_matmul on every weight dtype against a float64
+/* test_matmul.c -- the reference loop k_matmul_ref against a float64
  * product with the weights dequantized here, from the format's definition;
- * block formats both as the file stores them and packed (k_pack). */
+ * then k_matmul, the fast kernels, against k_matmul_ref, on every weight
+ * dtype; block formats both as the file stores them and packed (k_pack). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,6 +75,8 @@ static void check_as(dtype dt, int T, int N, int K, int packed) {
     float *x = malloc(sizeof(float) * T * K), *y = malloc(sizeof(float) * T * N), *b = malloc(sizeof(float) * N);
     for (int i = 0; i < T * K; i++) x[i] = (float)unif() * (i % 17 == 0 ? 40 : 1);   /* some outliers */
     for (int n = 0; n < N; n++) b[n] = (float)unif();
+    float *yref = malloc(sizeof(float) * T * N);
+    k_matmul_ref(yref, x, &W, b, T, N, K);
     k_matmul(y, x, &W, b, T, N, K);
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++) {
@@ -84,14 +87,18 @@ static void check_as(dtype dt, int T, int N, int K, int packed) {
                 for (int j = k / 32 * 32; j < k / 32 * 32 + 32; j++) bmax = fmax(bmax, fabs(x[t * K + j]));
                 xerr += fabs(wk) * bmax / (127.0 * 256);   /* x as two bytes: step max/127/256 */
             }
-            /* f32 accumulation; block formats also round x, per block of 32 */
+            /* the reference: exact products, one f32 rounding at the end */
+            double yr = yref[t * N + n];
+            if (fabs(yr - ref) > 1e-6 * mag + 1e-7)
+                fail_msg("%s T=%d N=%d K=%d: k_matmul_ref y[%d,%d] = %.7g, float64 says %.7g", dtype_name(dt), T, N, K, t, n, yr, ref);
+            /* the fast kernels: f32 accumulation; block formats also round x, per block of 32 */
             double tol = 1e-5 * mag + (dtype_block(dt) == 32 ? xerr : 0) + 1e-6;
-            if (fabs(y[t * N + n] - ref) > tol)
-                fail_msg("%s%s T=%d N=%d K=%d: y[%d,%d] = %.7g, float64 says %.7g (tol %.2g)", dtype_name(dt),
-                         packed ? " packed" : "", T, N, K, t, n, y[t * N + n], ref, tol);
+            if (fabs(y[t * N + n] - yr) > tol)
+                fail_msg("%s%s T=%d N=%d K=%d: y[%d,%d] = %.7g, k_matmul_ref says %.7g (tol %.2g)", dtype_name(dt),
+                         packed ? " packed" : "", T, N, K, t, n, y[t * N + n], yr, tol);
         }
     k_pack_reset();
-    free(w); free(x); free(y); free(b);
+    free(w); free(x); free(y); free(yref); free(b);
 }
 
 /* Block formats with rows a multiple of 16 go through both kernels. */
