@@ -288,38 +288,6 @@ static void test_args_past_max(void **state)
     sqlite3_close(db);
 }
 
-/* A recording thread takes no page faults on its ring: a fault per 4 kB of
- * events would be the tracer slowing what it traces. The opener starts with
- * OPENER_PAGES mapped, and the writer thread maps more ahead of it as it
- * goes, at the pace a model records (here one event per microsecond:
- * tiny-hi records one every 0.7 us; a tight loop of records can outrun the
- * writer, and its recorder then maps 64 kB itself, 16 faults). */
-static void test_opener_no_faults(void **state)
-{
-    (void)state;
-#ifdef __SANITIZE_ADDRESS__
-    skip();   /* ASan's shadow of the ring takes faults of its own; the plain build checks this */
-#endif
-    char err[256];
-    trace_run_info ri = info(path("faults.db"), NULL);
-    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
-    struct rusage r0, r1;
-    getrusage(RUSAGE_THREAD, &r0);
-    for (int i = 0; i < 20000; i++) {   /* 20000 x 128 bytes: 2.56 MB of ring */
-        trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "op", i, 1, 4, (trace_arg[]){ TA_INT("a", i), TA_INT("b", i),
-                    TA_DBL("c", i), TA_LIT("d", "x") });
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        do clock_gettime(CLOCK_MONOTONIC, &t);
-        while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 1000);
-    }
-    getrusage(RUSAGE_THREAD, &r1);
-    assert_int_equal(trace_close(err, sizeof err), 0);
-    long faults = r1.ru_minflt - r0.ru_minflt;
-    if (faults > 0) fprintf(stderr, "%ld page faults recording 2.56 MB\n", faults);
-    assert_true(faults == 0);
-}
-
 static void *one_event(void *arg)
 {
     trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
@@ -613,7 +581,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_two_runs_one_db),
         cmocka_unit_test(test_args_past_max),
-        cmocka_unit_test(test_opener_no_faults),
         cmocka_unit_test(test_short_lived_threads),
         cmocka_unit_test(test_schema_refusal),
         cmocka_unit_test(test_schema_migration),
