@@ -3,7 +3,6 @@
  * its driver; layer 2 opens the driver, layer 4 calls the kernels.
  */
 #include "kernels/backend.h"
-#include "trace/trace.h"
 #include <string.h>
 
 extern const backend backend_cpu, backend_sim, backend_analytic;   /* kernels/cpu/ */
@@ -58,12 +57,4 @@ int backend_open(const char *spec, char *err, int errlen) {
 void backend_close(void) {
     rt_close();
     now = &backend_cpu;
-}
-
-uint64_t launch_record(const kcost *c, const char *kernel, kdims d, int wavefronts, uint64_t t0) {
-    uint64_t t = trace_now_ns();
-    trace_slice(trace_at(L_KERNELS, DIR_DOWN, NO_REQ, c->step), kernel, t0, t - t0,
-                TRACE_ARGS(TA_LIT("op", c->name), TA_INT("grid", d.grid), TA_INT("block", d.block),
-                           TA_INT("wavefronts", wavefronts)));
-    return t;
 }

@@ -79,21 +79,6 @@ _Thread_local struct trace_mine trace_mine;
 static pthread_key_t exit_key;  /* its destructor hands the ring back */
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-static const char *layer_names[] = { "?", "gpu", "runtime", "kernels", "ops",
-                                     "tensor", "scheduler", "tokenizer", "client" };
-const char *trace_layer_name(int layer)
-{
-    return layer >= L_GPU && layer <= L_CLIENT ? layer_names[layer] : layer_names[0];
-}
-const char *trace_dir_name(int dir)
-{
-    return dir == DIR_DOWN ? "down" : dir == DIR_UP ? "up" : "none";
-}
-const char *trace_clock_name(int clock)
-{
-    return clock == TRACE_MODELED ? "modeled" : "measured";
-}
-
 static void seterr(char *err, int errlen, const char *fmt, ...)
 {
     if (!err || errlen <= 0) return;
