@@ -129,10 +129,10 @@ entries() {
   fi
 }
 
-g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" \
+g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" -x c layers/common/file.c -x none -lcjson \
   -I"$OUT/same" -L"$CUDA_HOME/lib" -l:libnvrtc.so.13 -Wl,-rpath,"$CUDA_HOME/lib" -Wl,--wrap=nvrtcCompileProgram -o "$OUT/nv" ||
   { echo "FAIL: building the nvrtc program"; exit 1; }
-g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" \
+g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" -x c layers/common/file.c -x none -lcjson \
   -I"$OUT/changed" -L"$CUDA_HOME/lib" -l:libnvrtc.so.13 -Wl,-rpath,"$CUDA_HOME/lib" -Wl,--wrap=nvrtcCompileProgram -o "$OUT/nv2" ||
   { echo "FAIL: building the nvrtc program (changed source)"; exit 1; }
 export HIPATH_JIT_CACHE="$OUT/cache"
@@ -149,7 +149,7 @@ export HIPATH_JIT_CACHE="$OUT/cache"
 [ "$(ls "$OUT/cache" | wc -l)" -eq 3 ] || { echo "FAIL: expected 3 cache files (sm_80, sm_90, sm_90 changed):"; ls "$OUT/cache"; fail=1; }
 # A compile error is one line naming the file and line, and no crash.
 sed 's|^__global__ void add_kernel(float \*x|&, undeclared_t u|' build/hip-jit/jit_headers.h > "$OUT/changed/jit_headers.h"
-g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" \
+g++ -std=c++17 -O1 -I. -DHIPATH_CUDA -I"$CUDA_HOME/include" -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" -x c layers/common/file.c -x none -lcjson \
   -I"$OUT/changed" -L"$CUDA_HOME/lib" -l:libnvrtc.so.13 -Wl,-rpath,"$CUDA_HOME/lib" -Wl,--wrap=nvrtcCompileProgram -o "$OUT/nv3" &&
 "$OUT/nv3" sm_90 "$OUT/expected" "$OUT/bad.code" > "$OUT/bad.out"
 if [ $? -eq 1 ] && grep -q '^error: nvrtc .* for sm_90: kernels/hip/elementwise_kernels.h([0-9]*): error: .*undeclared_t' "$OUT/bad.out"; then
@@ -161,7 +161,7 @@ fi
 # hiprtc: Debian's compiles without a device; if it does not, say so and skip that half.
 if ! [ -f /usr/include/hip/hiprtc.h ]; then
   echo "skip gfx90a: no hip/hiprtc.h (scripts/deps-hip.sh)"
-elif ! g++ -std=c++17 -O1 -I. -D__HIP_PLATFORM_AMD__ -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" \
+elif ! g++ -std=c++17 -O1 -I. -D__HIP_PLATFORM_AMD__ -x c++ layers/runtime/hip/jit.hip -x c++ "$OUT/t.cpp" -x c layers/common/file.c -x none -lcjson \
        -I"$OUT/same" -lamdhip64 -Wl,--wrap=hiprtcCompileProgram -o "$OUT/amd" 2> "$OUT/amd.log"; then
   echo "skip gfx90a: cannot build against hiprtc: $(grep -m1 error "$OUT/amd.log")"
 elif ! "$OUT/amd" gfx90a "$OUT/expected" "$OUT/gfx90a.code" > "$OUT/gfx90a.out" 2>&1; then

@@ -9,6 +9,7 @@
 #include "layers/runtime/hip/jit.h"
 extern "C" {
 #include "layers/common/dtype.h"
+#include "layers/common/file.h"
 }
 #ifdef HIPATH_CUDA
 #include <nvrtc.h>
@@ -84,22 +85,6 @@ static int mkdirs(char *path) {
     for (char *s = path + 1; *s; s++)
         if (*s == '/') { *s = 0; mkdir(path, 0755); *s = '/'; }
     return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *b = NULL;
-    long len = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-    if (len > 0 && !fseek(f, 0, SEEK_SET) && (b = (char *)malloc(len + 1)) && fread(b, 1, len, f) == (size_t)len) {
-        b[len] = 0;
-        *n = len;
-    } else {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
 }
 
 /* Point im's symbols and code into its blob (n bytes); -1 when it is not
@@ -231,7 +216,8 @@ int jit_build(const jit_program *p, jit_image *im, char *err, int errlen) {
     snprintf(im->path, sizeof im->path, "%s/%s-%016llx.jit", jit_cache_dir(dir, sizeof dir), tag, (unsigned long long)h);
 
     size_t n = 0;
-    if ((im->blob = slurp(im->path, &n)) && !parse(im, n, p->n_name)) { im->hit = 1; return 0; }
+    char no[256];   /* a cache file that cannot be read is a miss */
+    if ((im->blob = file_read(im->path, FILE_LARGE, &n, no, sizeof no)) && !parse(im, n, p->n_name)) { im->hit = 1; return 0; }
     free(im->blob);
     im->blob = NULL;
     char why[512];
