@@ -45,26 +45,40 @@ static void print_text(const char *text, size_t len, void *user) {
     fflush(stdout);
 }
 
-/* The summary after the reply: client-side latency, the journey table
- * read back from the trace, and where the traces are. */
+/* The summary after the reply: the client's latency, the journey table
+ * read back from the trace, and where the traces are. Every figure names
+ * its clock: measured on this host, or modeled (a simulated device), and
+ * where both make one timeline, how much of each. */
 static void print_summary(const chat_result *r, const char *db, const char *pftrace, int64_t run) {
-    double decode_rate = r->tpot_s > 0 ? 1 / r->tpot_s : 0;
+    const rt_device *d = rt_device_now();
+    int modeled = d->driver->modeled;
+    char clock[200];
+    snprintf(clock, sizeof clock, modeled ? "virtual clock: host CPU time measured, %s's time modeled" : "measured on this host's clock",
+             d->name);
     fprintf(stderr, "\n[request %lld: %d prompt tokens, %d generated, finish %s]\n", (long long)r->id,
             r->prompt_tokens, r->completion_tokens, r->finish);
-    fprintf(stderr, "TTFT %.1f ms, %.2f ms per output token (%.1f tokens/s), total %.1f ms (measured at the client)\n",
-            r->ttft_s * 1e3, r->tpot_s * 1e3, decode_rate, r->total_s * 1e3);
+    fprintf(stderr, "at the client (%s): TTFT %.2f ms, ", clock, r->ttft_s * 1e3);
+    if (r->tpot_s > 0) fprintf(stderr, "%.3f ms per output token (%.1f tokens/s), ", r->tpot_s * 1e3, 1 / r->tpot_s);
+    else fprintf(stderr, "no time per output token (fewer than 2 tokens), ");
+    fprintf(stderr, "%.2f ms in all\n", r->total_s * 1e3);
     journey_row rows[16];
     int n;
-    double total;
+    double total, by_clock[3] = { 0 };
     char err[256];
     if (db && trace_journey(db, run, rows, &n, &total, err, sizeof err) == 0) {
         fprintf(stderr, "\nthe journey (time: when that layer was the deepest one at work, on the trace's timeline)\n");
-        fprintf(stderr, "  %-12s %-4s %10s %6s  %s\n", "layer", "dir", "time", "share", "what happened to the data");
-        for (int i = 0; i < n; i++)
-            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %5.1f%%  %.90s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
-                    rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3,
+        fprintf(stderr, "  %-12s %-4s %10s %-8s %6s  %s\n", "layer", "dir", "time", "clock", "share", "what happened to the data");
+        for (int i = 0; i < n; i++) {
+            by_clock[rows[i].clock] += rows[i].self_s;
+            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %-8s %5.1f%%  %.90s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
+                    rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3, trace_clock_name(rows[i].clock),
                     total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 90 ? "..." : "");
-        fprintf(stderr, "  %-17s %7.3f ms 100.0%%\n", "total", total * 1e3);
+        }
+        if (modeled)
+            fprintf(stderr, "  %-17s %7.3f ms %-8s 100.0%%  = %.3f ms measured (host) + %.3f ms modeled (device)\n", "total",
+                    total * 1e3, "mixed", by_clock[TRACE_MEASURED] * 1e3, by_clock[TRACE_MODELED] * 1e3);
+        else
+            fprintf(stderr, "  %-17s %7.3f ms %-8s 100.0%%\n", "total", total * 1e3, "measured");
     } else if (db) fprintf(stderr, "(no journey table: %s)\n", err);
     if (db) fprintf(stderr, "\nSQLite trace: %s    try: sqlite3 %s 'SELECT * FROM v_layer_time'\n", db, db);
     fprintf(stderr, "Perfetto trace: %s    open it at https://ui.perfetto.dev (Open trace file)\n", pftrace);

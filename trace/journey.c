@@ -117,11 +117,19 @@ int trace_journey(const char *path, int64_t run, journey_row rows[16], int *n, d
     }
     free(e);
 
+    /* The device's time is modeled when layer 1's slices are. */
+    int gpu_clock = TRACE_MEASURED;
+    sqlite3_prepare_v2(db, "SELECT 1 FROM slices WHERE run_id = ?1 AND layer = 1 AND clock = 'modeled' LIMIT 1", -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, run);
+    if (sqlite3_step(st) == SQLITE_ROW) gpu_clock = TRACE_MODELED;
+    sqlite3_finalize(st);
+
     *n = 0;
     for (size_t k = 0; k < sizeof WHAT / sizeof WHAT[0]; k++) {
         journey_row *r = &rows[(*n)++];
         r->layer = WHAT[k].layer; r->dir = WHAT[k].dir;
         r->self_s = self[r->layer][r->dir];
+        r->clock = r->layer == L_GPU ? gpu_clock : TRACE_MEASURED;
         what(db, run, WHAT[k].sql, r->what, sizeof r->what);
     }
     *total_s = (t1 - t0) * 1e-9;

@@ -5,7 +5,9 @@
  * Time is split by the deepest layer at work: at every instant of the
  * request, the layer with the lowest number that has a slice open owns the
  * time (the client owns what no other layer covers: the network and the
- * wait). The rows therefore add up to the request's total.
+ * wait). The rows therefore add up to the request's total, which is the
+ * client's request slice: on a simulated device, host time (measured) and
+ * the device's (modeled) on one virtual timeline, each row saying which.
  */
 #ifndef HIPATH_JOURNEY_H
 #define HIPATH_JOURNEY_H
@@ -15,6 +17,7 @@
 typedef struct {
     int layer, dir;            /* enum trace_layer, DIR_DOWN / DIR_UP */
     double self_s;             /* time this layer was the deepest at work */
+    int clock;                 /* of that time: TRACE_MODELED for a simulated GPU's layer 1, else measured */
     char what[256];            /* what happened to the data */
 } journey_row;
 

@@ -14,5 +14,5 @@ const char *trace_dir_name(int dir)
 }
 const char *trace_clock_name(int clock)
 {
-    return clock == TRACE_MODELED ? "modeled" : "measured";
+    return clock == TRACE_MODELED ? "modeled" : clock == TRACE_MIXED ? "mixed" : "measured";
 }

@@ -48,7 +48,7 @@ typedef struct {
     uint64_t tail_seen;                  /* the owner's last look at tail */
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
-    struct { int layer, track; int64_t row; } open[MAX_DEPTH]; /* begun, not ended */
+    struct { int layer, track; int64_t row; uint64_t modeled; } open[MAX_DEPTH]; /* begun, not ended */
     int nopen, overflow;
     int index;
     _Atomic int idle;                    /* its thread exited: another may adopt it */
@@ -58,8 +58,6 @@ typedef struct {
 
 static struct {
     _Atomic int nthreads;
-    uint64_t t0;
-    _Atomic int64_t shift;
     _Atomic uint64_t next_flow, dropped, retired_events;
     _Atomic uint64_t flushes, flush_ns, waits, wait_ns, max_wait_ns;
     pthread_mutex_t enroll_lock, sink_lock;
@@ -98,16 +96,6 @@ static uint64_t clock_ns(clockid_t clock)
 }
 static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
-uint64_t trace_now_ns(void)
-{
-    return (uint64_t)((int64_t)(mono_ns() - T.t0) +
-                      atomic_load_explicit(&T.shift, memory_order_relaxed));
-}
-
-void trace_clock_shift(int64_t delta_ns)
-{
-    atomic_fetch_add(&T.shift, delta_ns);
-}
 
 /* Ring pages are mapped ahead of the recorder, so that it does not stop at
  * a page fault the first time round its ring: a fault costs microseconds
@@ -154,6 +142,8 @@ static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
     e->depth = 0;
     e->ts = r->ts;
     e->dur = r->kind == EV_SLICE ? r->dur : 0;
+    e->modeled = r->kind == EV_BEGIN || r->kind == EV_END ? r->dur : 0;
+    e->modeled_ns = 0;
     e->value = r->kind == EV_COUNTER ? r->value : 0;
     e->nargs = r->kind == EV_SERIES ? 0 : r->nargs;   /* a series' nargs counts its samples */
     e->nout = r->nout;
@@ -224,11 +214,13 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
         t->open[t->nopen].layer = e.w.layer;
         t->open[t->nopen].track = e.w.track;
         t->open[t->nopen].row = -1;
+        t->open[t->nopen].modeled = e.modeled;
         e.row = &t->open[t->nopen++].row;
-        trace_record *er = T.db ? find_end(t, pos, head) : NULL;
+        trace_record *er = find_end(t, pos, head);
         if (er) {
             decode(t, er, &end);
             e.end = &end;
+            e.modeled_ns = end.modeled > e.modeled ? end.modeled - e.modeled : 0;
             er->merged = 1;   /* the drainer owns records below head */
         }
     } else if (e.kind == EV_END) {
@@ -241,6 +233,7 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
             return;
         }
         e.row = &t->open[top].row;
+        e.modeled_ns = e.modeled > t->open[top].modeled ? e.modeled - t->open[top].modeled : 0;
     }
     to_sinks(&e);
     if (e.kind == EV_END) {
@@ -652,8 +645,7 @@ void trace_track_name(int layer, int track, const char *name)
 int trace_open(const trace_run_info *info, char *err, int errlen)
 {
     if (trace_enabled()) { seterr(err, errlen, "trace: already open"); return -1; }
-    T.t0 = mono_ns();
-    atomic_store(&T.shift, 0);
+    trace_clock_restart();
     if (!info || (!info->db_path && !info->perfetto_path)) return 0;
 
     struct timespec wall;

@@ -25,7 +25,13 @@ enum trace_layer {
 const char *trace_layer_name(int layer); /* "gpu", "runtime", ... "client" */
 
 enum trace_dir   { DIR_NONE = 0, DIR_DOWN = 1, DIR_UP = 2 };
-enum trace_clock { TRACE_MEASURED = 0, TRACE_MODELED = 1 };
+/* measured: a host clock or GPU events; modeled: layer 1's model of a
+ * device profile; mixed: a slice whose span contains a modeled wait (its
+ * arg modeled_ns says how much). A caller records measured or modeled: the
+ * recorder finds the mixed ones. */
+enum trace_clock { TRACE_MEASURED = 0, TRACE_MODELED = 1, TRACE_MIXED = 2 };
+const char *trace_dir_name(int dir);     /* "none", "down", "up" */
+const char *trace_clock_name(int clock); /* "measured", "modeled", "mixed" */
 
 /* Key/value argument attached to an event. ARG_STR strings are copied;
  * ARG_LIT strings are kept by pointer, so they must outlive the trace (a
@@ -88,10 +94,30 @@ int  trace_flush(char *err, int errlen);
 /* Flush and close both files. */
 int  trace_close(char *err, int errlen);
 
-/* The timeline: monotonic host nanoseconds since trace_open(), shifted by
- * trace_clock_shift() when a simulated device stands in for the GPU. */
+/* The timeline (clock.c, docs/timing.md): nanoseconds since trace_open().
+ * On cpu and hip, the host's monotonic clock. Under sim and analytic
+ * (trace_clock_virtual(1), set when such a device opens) it is virtual and
+ * each thread keeps its own: CPU time spent on the host (measured), plus
+ * the device's modeled time the thread waited for, plus what it was handed.
+ * The calls below do nothing on a wall clock. */
 uint64_t trace_now_ns(void);
-void     trace_clock_shift(int64_t delta_ns);
+void     trace_clock_virtual(int on);
+int      trace_clock_is_virtual(void);
+void     trace_clock_restart(void);           /* a new timeline from 0 (trace_open) */
+/* A thread's time, with the modeled device time in its history: what one
+ * thread hands another with a piece of work (a request, a token, bytes). */
+typedef struct { uint64_t t, modeled; } trace_stamp;
+trace_stamp trace_clock_stamp(void);
+void     trace_clock_receive(trace_stamp s);  /* this thread learns of s: moves to it if behind */
+void     trace_clock_rewind(uint64_t t);      /* back to t: the CPU's emulation of the device is not time */
+void     trace_clock_wait(uint64_t t);        /* the host waited for the device until t (modeled) */
+uint64_t trace_clock_modeled(void);           /* modeled ns in this thread's history */
+/* A stamp on the wire between a client and a server of one process (an
+ * HTTP header, an SSE comment): write this thread's, "pid:t:modeled"; read
+ * one, 0 only if it is this process's and the clock is virtual (bytes on a
+ * socket carry no time: this is the time they left). -1 otherwise. */
+int      trace_stamp_write(char *buf, int cap);
+int      trace_stamp_read(const char *s, trace_stamp *out);
 
 /* Name a child track of a layer (e.g. "request 3", "stream 0"). */
 void trace_track_name(int layer, int track, const char *name);

@@ -43,7 +43,8 @@ typedef struct {
     uint32_t types;        /* arg i's type in bits 2i, 2i+1 */
     int64_t req, step;
     uint64_t ts;
-    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER */
+    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER; EV_BEGIN and EV_END:
+                                               the thread's modeled history (a mixed slice) */
     const char *name;
 } trace_record;
 typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SERIES record */
@@ -176,7 +177,7 @@ trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64
 
 TRACE_INLINE void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) trace_emit(EV_BEGIN, &w, name, trace_now_ns(), 0, 0, nargs, args);
+    if (trace_enabled()) trace_emit(EV_BEGIN, &w, name, trace_now_ns(), trace_clock_modeled(), 0, nargs, args);
 }
 
 /* Begin a slice with an arrow from it to the next slice begun on this
@@ -191,7 +192,7 @@ TRACE_INLINE void trace_begin_flowing(trace_where w, const char *name, int nargs
 
 TRACE_INLINE void trace_end(trace_where w, int nargs, const trace_arg *args)
 {
-    if (trace_enabled()) trace_emit(EV_END, &w, "", trace_now_ns(), 0, 0, nargs, args);
+    if (trace_enabled()) trace_emit(EV_END, &w, "", trace_now_ns(), trace_clock_modeled(), 0, nargs, args);
 }
 
 TRACE_INLINE void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,

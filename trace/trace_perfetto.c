@@ -394,9 +394,13 @@ void tpf_event(tpf *pf, const trace_event *e)
             te.categories = &category;
         }
         annotate_str(pf, &b, "direction", trace_dir_name(e->w.dir), 1);
-        annotate_str(pf, &b, "clock", trace_clock_name(e->w.clock), 1);
+        annotate_str(pf, &b, "clock", trace_clock_name(e->modeled_ns ? TRACE_MIXED : e->w.clock), 1);
         if (e->w.req >= 0) annotate_int(pf, &b, "request", e->w.req);
         if (e->w.step >= 0) annotate_int(pf, &b, "step", e->w.step);
+    }
+    if (e->modeled_ns && (e->kind == EV_BEGIN || !e->stored)) {   /* mixed: said once, at the begin if it knew */
+        if (e->kind == EV_END) annotate_str(pf, &b, "clock", trace_clock_name(TRACE_MIXED), 1);
+        annotate_int(pf, &b, "modeled_ns", (int64_t)e->modeled_ns);
     }
     for (int i = 0; i < e->nargs; i++) {
         const trace_arg *a = &e->args[i];

@@ -27,10 +27,10 @@ typedef struct trace_event {
     int64_t *row;             /* EV_BEGIN: sink stores its id; EV_END: reads it */
     const struct trace_event *end; /* EV_BEGIN: its end, when already recorded (else NULL) */
     int stored;               /* EV_END: the SQLite sink stored the slice whole at its begin */
+    uint64_t modeled;         /* EV_BEGIN, EV_END: the thread's modeled history then (trace_clock_modeled) */
+    uint64_t modeled_ns;      /* EV_BEGIN with its end, EV_END: modeled time inside the slice; > 0: mixed */
 } trace_event;
 
-const char *trace_dir_name(int dir);     /* "none", "down", "up" */
-const char *trace_clock_name(int clock); /* "measured", "modeled" */
 
 /* SQLite sink: open refuses a database of another schema version. */
 typedef struct tsql tsql;

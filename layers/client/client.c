@@ -42,6 +42,8 @@ typedef struct {
 /* One SSE line. Our events are one `data:` line each; comments (":") and
  * blank separators carry nothing. */
 static void on_line(stream *s, const char *line, size_t n) {
+    trace_stamp at;   /* the time the next event left the server, when it is this process's */
+    if (n > 15 && !strncmp(line, ": hipath-clock ", 15) && !trace_stamp_read(line + 15, &at)) trace_clock_receive(at);
     if (n < 5 || strncmp(line, "data:", 5)) return;
     line += 5; n -= 5;
     if (n && *line == ' ') { line++; n--; }
@@ -145,6 +147,7 @@ int client_chat(const chat_request *q, chat_result *r) {
     trace_where down = trace_at(L_CLIENT, DIR_DOWN, r->id, NO_STEP);
     trace_flow_out(trace_request_flow(r->id, 1));   /* -> the server's tokenize */
     trace_begin(down, "request", TRACE_ARGS(TA_STR("url", q->url), TA_STR("model", q->model)));
+    s.t_send = now_s();   /* the user pressed Enter: TTFT and the request slice start together */
 
     char *body = request_json(q), url[1024], errbuf[CURL_ERROR_SIZE] = "";
     trace_instant(down, "build", TRACE_ARGS(TA_STR("json", body), TA_INT("bytes", strlen(body))));
@@ -162,7 +165,8 @@ int client_chat(const chat_request *q, chat_result *r) {
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    s.t_send = now_s();
+    char clock[128] = "X-Hipath-Clock: ";   /* the time it leaves: see trace_stamp_read */
+    if (!trace_stamp_write(clock + 16, sizeof clock - 16)) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h = curl_slist_append(h, clock));
     CURLcode rc = curl_easy_perform(c);
     double t = now_s();
     r->total_s = t - s.t_send;

@@ -68,7 +68,4 @@ uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
     return D.free_ns = t0 + dur;
 }
 
-void sim_wait(void) {
-    uint64_t t = trace_now_ns();
-    if (D.free_ns > t) trace_clock_shift((int64_t)(D.free_ns - t));
-}
+void sim_wait(void) { trace_clock_wait(D.free_ns); }

@@ -26,7 +26,7 @@ static void copy_modeled(void *dst, const void *src, size_t n, enum copy_dir dir
     uint64_t t0 = trace_now_ns();
     if (rt_device_now()->driver->has_data) { if (dst != src) memcpy(dst, src, n); }
     else if (dir == COPY_D2H) memset(dst, 0, n);
-    trace_clock_shift(-(int64_t)(trace_now_ns() - t0));       /* modeled time replaces the memcpy's */
+    trace_clock_rewind(t0);                                   /* modeled time replaces the memcpy's */
     sim_copy(dir, (double)n, step);
     if (!async) sim_wait();
 }

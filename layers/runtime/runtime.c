@@ -66,6 +66,7 @@ int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_ke
     snprintf(d.name, sizeof d.name, "%s", name);
     R.dev = d;
     R.drv = drv;
+    trace_clock_virtual(drv->modeled);   /* sim, analytic: each thread on the virtual timeline */
     R.kernels = k;
     R.n_kernels = n;
     R.loaded = 0;

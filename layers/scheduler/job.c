@@ -40,7 +40,7 @@ static void unref(job *j) {
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     j->a.text->decoder_free(j->dec);
-    free(j->prompt); free(j->text); free(j->toks); free(j->tok_end); free(j->out);
+    free(j->prompt); free(j->text); free(j->toks); free(j->tok_end); free(j->tok_at); free(j->out);
     free(j);
 }
 
@@ -80,7 +80,9 @@ static int on_token(request *r, const sample_result *s, void *user) {
         j->cap_toks = 2 * j->cap_toks + 16;
         j->toks = grow(j->toks, j->cap_toks * sizeof *j->toks);
         j->tok_end = grow(j->tok_end, j->cap_toks * sizeof *j->tok_end);
+        j->tok_at = grow(j->tok_at, j->cap_toks * sizeof *j->tok_at);
     }
+    j->tok_at[j->n_toks] = trace_clock_stamp();
     j->toks[j->n_toks] = *s;
     j->tok_end[j->n_toks++] = (int)(j->len + n);
     int stop = add_text(j, piece, n);
@@ -96,6 +98,7 @@ static void on_done(request *r, void *user) {
     size_t n = 0;
     const char *tail = j->a.text->flush(j->dec, &n);
     if (tail && n > 0 && !j->stopped) add_text(j, tail, n);
+    j->done_at = trace_clock_stamp();
     j->done = 1;
     pthread_cond_signal(&j->cv);
     pthread_mutex_unlock(&j->mu);
@@ -112,8 +115,9 @@ int job_submit(job *j, engine *e, char *err, int errlen) {
     return rc;
 }
 
-/* The text that is safe to send: all of it at the end; while running, all
- * but what could still become a stop string, cut at a character boundary. */
+/* The text that is safe to send: while running, all but what could still
+ * become a stop string, cut at a character boundary; at the end, all of
+ * it. Of that, one token's text: up to the first token that adds any. */
 static job_news news(const job *j) {
     size_t end = j->len, hold = 0;
     for (int i = 0; i < j->q.n_stop; i++) if (strlen(j->q.stop[i]) - 1 > hold) hold = strlen(j->q.stop[i]) - 1;
@@ -122,8 +126,12 @@ static job_news news(const job *j) {
         while (end > j->sent && (j->text[end] & 0xC0) == 0x80) end--;
     }
     int k = j->toks_sent;
-    while (k < j->n_toks && j->tok_end[k] <= (int)end) k++;
-    return (job_news){ .end = end, .n_toks = k, .done = j->done };
+    trace_stamp at = { 0, 0 };
+    while (k < j->n_toks && j->tok_end[k] <= (int)end) {
+        at = j->tok_at[k];
+        if (j->tok_end[k++] > (int)j->sent) return (job_news){ .end = j->tok_end[k - 1], .n_toks = k, .at = at };
+    }
+    return (job_news){ .end = end, .n_toks = k, .done = j->done && k == j->n_toks, .at = j->done ? j->done_at : at };
 }
 
 job_news job_wait(job *j, double wait_s) {

@@ -30,6 +30,8 @@ typedef struct {
     size_t len, cap;
     sample_result *toks;         /* content tokens, for logprobs */
     int *tok_end;                /* where each one's text ends in text[] */
+    trace_stamp *tok_at;         /* the engine's clock when each one was ready */
+    trace_stamp done_at;         /* ... when the request left the engine */
     int n_toks, cap_toks;
     int stopped;                 /* a stop string matched */
     /* The connection's side. */
@@ -47,9 +49,11 @@ int  job_submit(job *j, engine *e, char *err, int errlen);
 /* The connection is done with it: cancel it if still running, drop the reference. */
 void job_release(job *j);
 
-/* What the connection may send now: text[sent..end) and toks[toks_sent..n_toks).
- * Call with mu held; waits up to wait_s seconds for news. */
-typedef struct { size_t end; int n_toks, done; } job_news;
+/* What the connection may send now: text[sent..end) and toks[toks_sent..n_toks),
+ * one token's text at a time (so a stream has as many events however the
+ * threads run), and the engine's clock when it was ready. Call with mu held;
+ * waits up to wait_s seconds for news. */
+typedef struct { size_t end; int n_toks, done; trace_stamp at; } job_news;
 job_news job_wait(job *j, double wait_s);
 /* The finish reason as the API reports it. */
 const char *job_finish(const job *j);

@@ -99,6 +99,7 @@ static int compose_batch(engine *e, request **gone) {
         if (!(e->wait_head = r->next)) e->wait_tail = NULL;
         e->n_waiting--;
         if (cancelled) { retire(e, r, "cancelled", gone); continue; }
+        trace_clock_receive(r->arrive);   /* a request is admitted no sooner than it arrived */
         r->t_admit = now_s();
         e->promised += r->worst_blocks;
         hist_observe(&e->met.queue, r->t_admit - r->t_arrive);
@@ -220,7 +221,8 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     r->n_out = 0;
     r->finish = NULL;
     r->next = NULL;
-    if (!r->t_arrive) r->t_arrive = trace_now_ns() * 1e-9;
+    r->arrive = trace_clock_stamp();
+    if (!r->t_arrive) r->t_arrive = r->arrive.t * 1e-9;
 
     pthread_mutex_lock(&e->mu);
     if (e->quit) {

@@ -14,6 +14,7 @@
 #define HIPATH_SCHEDULER_H
 
 #include "layers/scheduler/text.h"
+#include "trace/trace.h"
 #include "layers/tensor/forward.h"
 #include "layers/ops/sample.h"
 #include "layers/scheduler/metrics.h"
@@ -41,6 +42,7 @@ struct request {
     done_fn on_done;
     void *user;
     double t_arrive;             /* when the request reached the server (0: at submit) */
+    trace_stamp arrive;          /* the submitter's clock at submit: the engine is not before it */
     atomic_int cancel;           /* any thread: the client went away */
     /* results */
     int n_out;

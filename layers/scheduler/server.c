@@ -123,6 +123,7 @@ static int prepare(server *s, job *j, api_error *e) {
 static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, job *j) {
     pthread_mutex_lock(&j->mu);
     while (!j->done) pthread_cond_wait(&j->cv, &j->mu);
+    trace_clock_receive(j->done_at);
     const char *finish = job_finish(j);
     char *body = NULL;
     api_error e;
@@ -154,6 +155,9 @@ static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *
 /* A whole POST body is here: check it, tokenize, queue it, answer. */
 static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     int64_t id = request_id(s, c);
+    trace_stamp sent;   /* the client's clock when it sent the request (same process, virtual clock) */
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hipath-Clock");
+    if (h && !trace_stamp_read(h, &sent)) trace_clock_receive(sent);
     double t_arrive = trace_now_ns() * 1e-9;
     trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP), "http_request",
                   TRACE_ARGS(TA_LIT("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),

@@ -21,7 +21,16 @@ static void put(job *j, const char *s, size_t n) {
     j->out_len += n;
 }
 
+/* Under a virtual clock, each event is preceded by the time it left as an
+ * SSE comment (clients ignore comments; hipath's own client in this
+ * process reads it: trace_stamp_read). */
 static void event(job *j, char *json) {
+    char stamp[96];
+    if (!trace_stamp_write(stamp, sizeof stamp)) {
+        put(j, ": hipath-clock ", 15);
+        put(j, stamp, strlen(stamp));
+        put(j, "\n", 1);
+    }
     put(j, "data: ", 6);
     put(j, json, strlen(json));
     put(j, "\n\n", 2);
@@ -38,6 +47,7 @@ static void fill(job *j) {
     }
     pthread_mutex_lock(&j->mu);
     job_news n = job_wait(j, KEEPALIVE_S);
+    trace_clock_receive(n.at);   /* the token was ready then: nothing is sent before */
     size_t from = j->sent;
     char *text = strndup(j->text + from, n.end - from);
     cJSON *lp = j->q.logprobs && n.n_toks > j->toks_sent
