@@ -46,7 +46,8 @@
 typedef struct {
     trace_writer w;                      /* first: trace_mine.w points to it */
     uint64_t tail_seen;                  /* the owner's last look at tail */
-    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
+    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];   /* flows waiting for a slice... */
+    int8_t out_layer[TRACE_MAX_FLOWS], in_layer[TRACE_MAX_FLOWS];   /* ... on this layer (0: any) */
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
     struct { int layer, track; int64_t row; uint64_t modeled; } open[MAX_DEPTH]; /* begun, not ended */
     int nopen, overflow;
@@ -569,6 +570,18 @@ static trace_thread *recorder(const trace_where *w)
     return t;
 }
 
+/* The waiting flows a slice on layer takes (into ids): those for any layer
+ * and those for its own; the others keep waiting. */
+static int take_flows(uint64_t *id, int8_t *on, int *n, int layer, uint64_t *ids)
+{
+    int took = 0, kept = 0;
+    for (int i = 0; i < *n; i++)
+        if (!on[i] || on[i] == layer) ids[took++] = id[i];
+        else { id[kept] = id[i]; on[kept++] = on[i]; }
+    *n = kept;
+    return took;
+}
+
 /* What trace_emit() leaves to the slow path, and everything else. */
 void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,
                      uint64_t dur, double value, int nargs, const trace_arg *args)
@@ -577,8 +590,12 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
+    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     int nout = 0, nin = 0;
-    if (kind == EV_BEGIN || kind == EV_SLICE) { nout = t->w.nout; nin = t->w.nin; }
+    if (kind == EV_BEGIN || kind == EV_SLICE || kind == EV_INSTANT) {
+        nout = take_flows(t->out, t->out_layer, &t->w.nout, w->layer, out);
+        nin = take_flows(t->in, t->in_layer, &t->w.nin, w->layer, in);
+    }
     int strs;
     uint32_t types = trace_arg_types(nargs, args, &strs);
     size_t flows = (nout + nin) * sizeof(uint64_t);
@@ -594,9 +611,8 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
     if (nout | nin) {
         r->nout = nout;
         r->nin = nin;
-        memcpy(r + 1, t->out, nout * sizeof(uint64_t));
-        memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), t->in, nin * sizeof(uint64_t));
-        t->w.nout = t->w.nin = 0;
+        memcpy(r + 1, out, nout * sizeof(uint64_t));
+        memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), in, nin * sizeof(uint64_t));
     }
     publish(t, n, kind != EV_TRACK);
 }
@@ -620,16 +636,19 @@ uint64_t trace_flow_next(void)
     return trace_enabled() ? atomic_fetch_add(&T.next_flow, 1) : 0;
 }
 
-static void flow_add(int out, uint64_t id)
+static void flow_add(int out, uint64_t id, int layer)
 {
     trace_thread *t = trace_enabled() ? self() : NULL;
     if (!t) return;
     int *n = out ? &t->w.nout : &t->w.nin;
     if (*n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
+    (out ? t->out_layer : t->in_layer)[*n] = (int8_t)layer;
     (out ? t->out : t->in)[(*n)++] = id;
 }
-void trace_flow_out(uint64_t flow_id) { flow_add(1, flow_id); }
-void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id); }
+void trace_flow_out(uint64_t flow_id) { flow_add(1, flow_id, 0); }
+void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id, 0); }
+void trace_flow_out_at(int layer, uint64_t flow_id) { flow_add(1, flow_id, layer); }
+void trace_flow_in_at(int layer, uint64_t flow_id)  { flow_add(0, flow_id, layer); }
 
 /* Goes through the ring like an event: no lock, and it reaches the sinks
  * before anything this thread records on that track afterwards. */

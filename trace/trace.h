@@ -149,17 +149,25 @@ static inline void trace_counter_series(trace_where w, const char *name, int n, 
                                         const double *values);
 #endif
 
-/* Flows link slices across layers so the request's path shows as arrows.
+/* Flows link events across layers, so the request's path shows as arrows.
  * trace_flow_next() gives a fresh id; trace_flow_out() attaches it to the
- * next slice begun on this thread, trace_flow_in() terminates it on the
- * next slice begun on this thread. trace_begin_flowing() links a slice to
- * the next one begun inside it (a layer's slice to the next layer's). */
+ * next slice or instant this thread records, trace_flow_in() ends it on the
+ * next one; the _at forms wait for the next one this thread records on
+ * that layer (an op's launch and kernel are recorded before the op's own
+ * slice). trace_begin_flowing() links a slice to the next one begun inside
+ * it (a layer's slice to the next layer's). */
 uint64_t trace_flow_next(void);
 void     trace_flow_out(uint64_t flow_id);
 void     trace_flow_in(uint64_t flow_id);
-/* The flow of hop `hop` along request `req`'s path: derived from the ids,
- * so layers on different threads agree on it without passing it along.
- * (trace_flow_next() never reaches the top bit.) */
+void     trace_flow_out_at(int layer, uint64_t flow_id);
+void     trace_flow_in_at(int layer, uint64_t flow_id);
+/* A request's path, hop by hop: the id of the arrow from one hop to the
+ * next is derived from the request's id, so layers on different threads
+ * agree on it without passing it along (trace_flow_next() never reaches
+ * the top bit). Down: the client's request, tokenized, admitted, stepped;
+ * up: its logits computed and copied back, sampled, detokenized, streamed. */
+enum trace_hop { HOP_SENT = 1, HOP_TOKENIZED, HOP_ADMITTED, HOP_COMPUTED, HOP_COPIED_BACK, HOP_SAMPLED,
+                 HOP_DETOKENIZED, HOP_STREAMED };
 static inline uint64_t trace_request_flow(int64_t req, int hop) {
     return 1ull << 63 | (uint64_t)req << 8 | (uint64_t)hop;
 }

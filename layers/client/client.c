@@ -64,6 +64,7 @@ static void on_line(stream *s, const char *line, size_t n) {
         if (!r->n_chunks++) { s->t_first = t; r->ttft_s = t - s->t_send; }
         if (buf_add(&s->text, content->valuestring, k) == 0 && s->q->on_text)
             s->q->on_text(content->valuestring, k, s->q->user);
+        if (r->n_chunks == 1) trace_flow_in(trace_request_flow(r->id, HOP_STREAMED));   /* the first token's way up ends here */
         trace_instant(s->up, "token",
                       TRACE_ARGS(TA_STR("text", content->valuestring), TA_INT("index", r->n_chunks - 1)));
     }
@@ -145,7 +146,7 @@ int client_chat(const chat_request *q, chat_result *r) {
     r->id = q->id ? q->id : atomic_fetch_add(&next_id, 1);
     stream s = { .q = q, .r = r, .up = trace_at(L_CLIENT, DIR_UP, r->id, NO_STEP) };
     trace_where down = trace_at(L_CLIENT, DIR_DOWN, r->id, NO_STEP);
-    trace_flow_out(trace_request_flow(r->id, 1));   /* -> the server's tokenize */
+    trace_flow_out(trace_request_flow(r->id, HOP_SENT));   /* -> the server's tokenize */
     trace_begin(down, "request", TRACE_ARGS(TA_STR("url", q->url), TA_STR("model", q->model)));
     s.t_send = now_s();   /* the user pressed Enter: TTFT and the request slice start together */
 

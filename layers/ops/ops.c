@@ -44,14 +44,19 @@ void op_release_weights(void) {
     if (b->release_weights) b->release_weights();
 }
 
+/* The first op of a step: arrows from it to its launch (layer 3) and from
+ * the launch to the kernel on the device's stream (layer 1), each recorded
+ * before the op's own slice; cpu has no launch to point at. */
 void op_embedding(float *x, const tensor *E, const int *ids, int T) {
-    int launches = backend_now()->launches;   /* cpu has no layer-3 launch to point at */
-    uint64_t f = launches ? trace_flow_next() : 0;     /* an arrow on to the kernel launch: */
+    if (backend_now()->launches) {
+        uint64_t to_launch = trace_flow_next(), to_kernel = trace_flow_next();
+        trace_flow_out_at(L_OPS, to_launch);
+        trace_flow_in_at(L_KERNELS, to_launch);
+        trace_flow_out_at(L_KERNELS, to_kernel);
+        trace_flow_in_at(L_GPU, to_kernel);
+    }
     kcost c = begin("embedding", 0, (double)T * dtype_row_bytes(E->dt, E->shape[1]) + 4.0 * T * E->shape[1]);
-    if (launches) trace_flow_in(f);                    /* it ends on the launch, recorded first, */
-    uint64_t t1 = backend_now()->embedding(&c, x, E, ids, T);
-    if (launches) trace_flow_out(f);                   /* and leaves the op's slice, recorded next */
-    end_tokens(&c, t1, T);
+    end_tokens(&c, backend_now()->embedding(&c, x, E, ids, T), T);
 }
 
 void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps) {

@@ -103,6 +103,8 @@ static int compose_batch(engine *e, request **gone) {
         r->t_admit = now_s();
         e->promised += r->worst_blocks;
         hist_observe(&e->met.queue, r->t_admit - r->t_arrive);
+        trace_flow_in(trace_request_flow(r->id, HOP_TOKENIZED));
+        trace_flow_out(trace_request_flow(r->id, HOP_ADMITTED));   /* -> the step that prefills it */
         trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, 0), "admit",
                       TRACE_ARGS(TA_INT("prompt_tokens", r->n_prompt), TA_INT("promised_blocks", r->worst_blocks),
                                  TA_DBL("queued_s", r->t_admit - r->t_arrive), TA_INT("running", e->n_running + 1),
@@ -157,13 +159,14 @@ int engine_step(engine *e) {
             int prefill = r->kv.len == 0;
             n_prefill += prefill;
             seqs[i] = (seq_step){ .tokens = prefill ? r->prompt : &r->last, .n = prefill ? r->n_prompt : 1,
-                                  .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size };
+                                  .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size,
+                                  .req = r->id, .first = prefill };
             len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
         }
         snprintf(ids + len, sizeof ids - len, "]");
         trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
-        for (int i = 0; i < n; i++)   /* arrows from each new request's tokenize, and on to the model (layer 5) */
-            if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, 2));
+        for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
+            if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
         trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
                                                   TA_INT("tokens", tokens), TA_STR("requests", ids),
                                                   TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free)));
@@ -173,6 +176,10 @@ int engine_step(engine *e) {
             sample_result s;
             fin[i] = "error";
             if (failed) continue;
+            if (seqs[i].first) {   /* the first token's way up: its logits, copied back, are sampled */
+                trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
+                trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
+            }
             sampler_pick(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
             fin[i] = emit(e, batch[i], &s, t);
         }

@@ -59,6 +59,10 @@ static void fill(job *j) {
     pthread_mutex_unlock(&j->mu);
 
     if (*text || lp) {
+        if (!from) {   /* the first token's text, on its way up to the client */
+            trace_flow_in(trace_request_flow(j->r.id, HOP_DETOKENIZED));
+            trace_flow_out(trace_request_flow(j->r.id, HOP_STREAMED));
+        }
         event(j, api_chunk(&j->a, 0, text, lp, NULL));
         trace_instant(w, "sse_chunk", TRACE_ARGS(TA_STR("text", text), TA_INT("tokens", n_out)));
     } else if (!n.done) {

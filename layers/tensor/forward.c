@@ -6,6 +6,7 @@
  * then logits = Wlm . norm(x) for each sequence's last token.
  */
 #include "layers/tensor/forward.h"
+#include "kernels/backend.h"
 #include "layers/ops/ops.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
@@ -63,8 +64,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     /* Stack every sequence's new tokens; positions continue each cache. */
     for (int i = 0, t = 0; i < n_seqs; i++)
         for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
+    uint64_t f = trace_flow_next();   /* the ids' copy -> the first op: the embedding */
+    trace_flow_out(f);
     rt_copy_async(s->d_ids, s->ids, T * sizeof(int), COPY_H2D, step);
+    trace_flow_in_at(L_OPS, f);
     rt_copy_async(s->d_pos, s->pos, T * sizeof(int), COPY_H2D, step);
+    for (int i = 0; i < n_seqs; i++)   /* a first token's way up starts at the device's first kernel (cpu: the op) */
+        if (seqs[i].first && seqs[i].logits)
+            trace_flow_out_at(backend_now()->launches ? L_GPU : L_OPS, trace_request_flow(seqs[i].req, HOP_COMPUTED));
     op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
 
     for (int l = 0; l < c->n_layers; l++) {
@@ -108,8 +115,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
         op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
         /* Back up to the host: the copy waits for every kernel queued before it. */
-        for (int i = 0, r = 0; i < n_seqs; i++)
-            if (seqs[i].logits) rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), COPY_D2H, step);
+        for (int i = 0, r = 0; i < n_seqs; i++) {
+            if (!seqs[i].logits) continue;
+            if (seqs[i].first) {   /* the first token's logits on their way up */
+                trace_flow_in(trace_request_flow(seqs[i].req, HOP_COMPUTED));
+                trace_flow_out(trace_request_flow(seqs[i].req, HOP_COPIED_BACK));
+            }
+            rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), COPY_D2H, step);
+        }
     }
     trace_end(w, NO_ARGS);
     return 0;

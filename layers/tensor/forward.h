@@ -18,6 +18,8 @@ typedef struct {
     int n;
     kv_seq *kv;          /* the sequence's cache; caller reserved room for n more */
     float *logits;       /* [vocab]: logits of the last new token, or NULL */
+    int64_t req;         /* for the trace: its request, and whether its first */
+    int first;           /* token's way back up starts in this step */
 } seq_step;
 
 /* Activation buffers, sized once for the largest step, in device memory

@@ -39,8 +39,8 @@ int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int 
                             char *err, int errlen, int64_t req)
 {
     trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
-    trace_flow_in(trace_request_flow(req, 1));    /* from the client's request */
-    trace_flow_out(trace_request_flow(req, 2));   /* -> the engine step that prefills it */
+    trace_flow_in(trace_request_flow(req, HOP_SENT));        /* from the client's request */
+    trace_flow_out(trace_request_flow(req, HOP_TOKENIZED));  /* -> the scheduler's admission */
     trace_begin(w, "tokenize", TRACE_ARGS(TA_STR("text", text)));
     int n = tokenizer_encode(t, text, strlen(text), ids, max_ids, err, errlen);
     char json[512] = "";
@@ -52,6 +52,10 @@ int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int 
 int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step)
 {
     int n = detok_step(s, id, out, cap);
+    if (step == 0) {   /* the first token on its way up: from its sampling, on to the SSE stream */
+        trace_flow_in(trace_request_flow(req, HOP_SAMPLED));
+        trace_flow_out(trace_request_flow(req, HOP_DETOKENIZED));
+    }
     trace_instant(trace_at(L_TOKENIZER, DIR_UP, req, step), "detokenize",
                   TRACE_ARGS(TA_INT("id", id), TA_STR("text", n < 0 ? "" : out)));
     return n;
