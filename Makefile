@@ -17,7 +17,9 @@ PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-CLI_SRC := $(wildcard cli/*.c)
+# The CLI and the labs (labs/: the calculator, lab N's experiment) sit
+# above every layer; only build/hipath and the tests that need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -65,7 +67,8 @@ $(BUILD)/hipath: $(CLI_OBJ) $(BUILD)/libhipath.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_bounds: $(BUILD)/obj/labs/bounds.o
 
 # Benchmarks (bench/): they report numbers, they are not tests.
 bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench

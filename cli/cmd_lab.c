@@ -7,7 +7,7 @@
  */
 #include "cli/cli.h"
 #include "layers/client/client.h"
-#include "layers/gpu/bounds.h"
+#include "labs/bounds.h"
 #include "layers/runtime/runtime.h"
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
