@@ -63,13 +63,14 @@ LAB_SQL_H := $(BUILD)/gen/labs/lab_sql.h
 $(LAB_SQL_H): $(LAB_SQL) Makefile
 	@mkdir -p $(dir $@)
 	@{ echo "/* lab_sql.h -- made by the Makefile from the files in labs/sql/ */"; \
+	   echo "#ifndef HIPATH_LAB_SQL_H"; echo "#define HIPATH_LAB_SQL_H"; \
 	   echo "enum lab_sql {"; \
 	   for f in $(LAB_SQL); do echo "    SQL_$$(basename $$f .sql | tr a-z- A-Z_),"; done; \
 	   echo "    SQL_COUNT"; echo "};"; \
 	   echo "#ifdef LAB_SQL_TEXT"; \
 	   echo "static const struct { const char *file, *text; } LAB_SQL[SQL_COUNT] = {"; \
 	   for f in $(LAB_SQL); do echo "    { \"$$f\","; sed 's/\\/\\\\/g; s/"/\\"/g; s/^/      "/; s/$$/\\n"/' $$f; echo "    },"; done; \
-	   echo "};"; echo "#endif"; } > $@
+	   echo "};"; echo "#endif"; echo "#endif"; } > $@
 
 # Sources that include a generated header must wait for it.
 $(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
