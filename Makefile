@@ -17,7 +17,9 @@ PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-CLI_SRC := $(wildcard cli/*.c)
+# The CLI and the labs (labs/: the calculator, lab N's experiment) sit
+# above every layer; only build/hipath and the tests that need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -53,8 +55,26 @@ $(BUILD)/obj/trace/trace_sqlite.o: $(GIT_REV_H)
 .PHONY: FORCE
 FORCE:
 
-# Sources that include the generated header must wait for it.
+# The labs' SQL (labs/sql/), embedded so build/hipath finds it from any
+# folder: an enum constant SQL_<FILE NAME> per file and, where LAB_SQL_TEXT
+# is defined (labs/lab.c, tests/unit/test_lab_sql.c), each file's path and text.
+LAB_SQL   := $(sort $(wildcard labs/sql/*.sql))
+LAB_SQL_H := $(BUILD)/gen/labs/lab_sql.h
+$(LAB_SQL_H): $(LAB_SQL) Makefile
+	@mkdir -p $(dir $@)
+	@{ echo "/* lab_sql.h -- made by the Makefile from the files in labs/sql/ */"; \
+	   echo "#ifndef HIPATH_LAB_SQL_H"; echo "#define HIPATH_LAB_SQL_H"; \
+	   echo "enum lab_sql {"; \
+	   for f in $(LAB_SQL); do echo "    SQL_$$(basename $$f .sql | tr a-z- A-Z_),"; done; \
+	   echo "    SQL_COUNT"; echo "};"; \
+	   echo "#ifdef LAB_SQL_TEXT"; \
+	   echo "static const struct { const char *file, *text; } LAB_SQL[SQL_COUNT] = {"; \
+	   for f in $(LAB_SQL); do echo "    { \"$$f\","; sed 's/\\/\\\\/g; s/"/\\"/g; s/^/      "/; s/$$/\\n"/' $$f; echo "    },"; done; \
+	   echo "};"; echo "#endif"; echo "#endif"; } > $@
+
+# Sources that include a generated header must wait for it.
 $(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
+$(CLI_OBJ): | $(LAB_SQL_H)
 
 $(BUILD)/libhipath.a: $(LIB_OBJ)
 	@rm -f $@
@@ -65,7 +85,9 @@ $(BUILD)/hipath: $(CLI_OBJ) $(BUILD)/libhipath.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
+$(BUILD)/tests/test_bounds: $(BUILD)/obj/labs/bounds.o
+$(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
 bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench

@@ -1,10 +1,10 @@
 /*
  * cmd_bounds.c -- `hipath bounds`: what a model must take on a GPU, before
  * running anything: capacity, and the prefill and decode lower bounds
- * T >= max(F / Pi, R / beta) (layers/gpu/bounds.h, docs/bounds.md).
+ * T >= max(F / Pi, R / beta) (labs/bounds.h, docs/bounds.md).
  */
 #include "cli/cli.h"
-#include "layers/gpu/bounds.h"
+#include "labs/bounds.h"
 #include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -74,8 +74,8 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "name", r->op[i].name);
             cJSON_AddNumberToObject(o, "times", r->op[i].times);
-            cJSON_AddItemToObject(o, "prefill", phase_json(&r->op[i].phase[PREFILL]));
-            cJSON_AddItemToObject(o, "decode", phase_json(&r->op[i].phase[DECODE]));
+            cJSON_AddItemToObject(o, "prefill", phase_json(&r->op[i].phase[BOUNDS_PREFILL]));
+            cJSON_AddItemToObject(o, "decode", phase_json(&r->op[i].phase[BOUNDS_DECODE]));
             cJSON_AddItemToArray(ops, o);
         }
     }
@@ -92,10 +92,10 @@ static void print_row(const char *name, int times, const bounds_phase *p) {
            p->t_compute * 1e3, p->t_memory * 1e3, p->bytes == 0 && p->flops == 0 ? "-" : bounds_compute_bound(p) ? "compute" : "memory");
 }
 
-static void print_table(const bounds_result *r, int ph) {
+static void print_table(const bounds_result *r, enum bounds_phase_id ph) {
     printf("  %-14s %10s %10s %9s %11s %11s  %s\n", "operator", "FLOPs", "bytes", "FLOP/B", "t_comp ms", "t_mem ms", "bound");
     for (int i = 0; i < r->nops; i++) print_row(r->op[i].name, r->op[i].times, &r->op[i].phase[ph]);
-    print_row("total", 1, ph == PREFILL ? &r->prefill : &r->decode);
+    print_row("total", 1, ph == BOUNDS_PREFILL ? &r->prefill : &r->decode);
 }
 
 static void print_text(const model_config *c, const gpu_profile *g, const bounds_input *in,
@@ -120,9 +120,9 @@ static void print_text(const model_config *c, const gpu_profile *g, const bounds
     printf("B* = b_W Pi / (2 beta) = %.3g x %.4g / (2 x %.4g) = %.1f\n", r->b_w, r->peak, r->bandwidth, r->b_star);
     if (breakdown) {
         printf("\nprefill (B %d x P %d):\n", in->batch, in->prompt_len);
-        print_table(r, PREFILL);
+        print_table(r, BOUNDS_PREFILL);
         printf("\ndecode step (B %d, context %d):\n", in->batch, in->context);
-        print_table(r, DECODE);
+        print_table(r, BOUNDS_DECODE);
     }
 }
 

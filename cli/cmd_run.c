@@ -6,8 +6,8 @@
  */
 #include "cli/cli.h"
 #include "layers/client/client.h"
-#include "layers/gpu/bounds.h"
 #include "kernels/backend.h"
+#include "labs/bounds.h"
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/journey.h"

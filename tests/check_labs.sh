@@ -2,7 +2,7 @@
 # `hipath lab 1..7` end to end on the default model on the simulated GPU:
 # each exits 0 and writes its CSV/JSON with the sheet's columns and at least
 # one row carrying both a prediction and a measurement; lab 1's counts against
-# the config read here. `run --analytic`: the 14B model on a W7900 traces as
+# the config read here; each labs/sql/ query run by hand in the sqlite3 shell. `run --analytic`: the 14B model on a W7900 traces as
 # analytic (every layer-1 slice modeled, weights accounted as the config's
 # parameter count says, little host memory); a 70B model is refused on it.
 cd "$(dirname "$0")/.." || exit 1
@@ -54,6 +54,20 @@ kvpt = 2 * 4 * c["num_hidden_layers"] * c["num_key_value_heads"] * c.get("head_d
 if abs(float(r2["kv_bytes_per_token"]["measured"]) - kvpt) > 1e-6: print(f"FAIL lab 2: measured kv_bytes_per_token != {kvpt}"); bad = 1
 sys.exit(bad)
 PY
+
+# Each query of labs/sql/ in the sqlite3 shell as its header tells a student
+# (its .param set lines, then .read), on its lab's trace (lab 1's for the
+# shared ones): no error, and a number in what it prints.
+for f in labs/sql/*.sql; do
+  n=$(basename "$f" | sed -n 's/^lab\([0-9]\)-.*/\1/p')
+  db=$OUT/lab${n:-1}/lab${n:-1}.db
+  got=$(sed -n 's/^--   \(\.param set .*\)$/\1/p; s/^--   \(\.read .*\)$/\1/p' "$f" | sqlite3 -bail "$db" 2>&1)
+  case "$got" in
+    *rror*|"") echo "FAIL $f in the sqlite3 shell: $(echo "$got" | head -n 2)"; fail=1;;
+    *[0-9]*) echo "ok $f in the sqlite3 shell: $(echo "$got" | wc -l) rows";;
+    *) echo "FAIL $f in the sqlite3 shell: no number in: $got"; fail=1;;
+  esac
+done
 
 # analytic: 14B on a W7900
 R14=tests/data/deepseek-r1-distill-qwen-14b.config.json

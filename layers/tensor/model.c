@@ -76,6 +76,10 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     c->qkv_bias = c->arch == ARCH_QWEN2;
     c->qk_norm = c->arch == ARCH_QWEN3;
     c->rope = ROPE_HALF;
+    v = cJSON_GetObjectItem(j, "torch_dtype");
+    if (!cJSON_IsString(v)) v = cJSON_GetObjectItem(j, "dtype");
+    const char *td = cJSON_IsString(v) ? v->valuestring : "";
+    c->torch_dtype = !strcmp(td, "bfloat16") ? DT_BF16 : !strcmp(td, "float16") ? DT_F16 : DT_F32;
     add_stop_ids(c, cJSON_GetObjectItem(j, "eos_token_id"));
     return 0;
 }

@@ -32,6 +32,9 @@ typedef struct {
     int tied;               /* lm_head shares token embeddings */
     int qkv_bias;           /* qwen2 */
     int qk_norm;            /* qwen3 */
+    dtype torch_dtype;      /* the weights' dtype as config.json says (torch_dtype, or
+                               dtype in newer files): DT_BF16, DT_F16, or DT_F32 (torch's
+                               default) when absent or another */
     int bos_id;             /* -1 none */
     int n_stop;
     int stop_ids[MAX_STOP_IDS];

@@ -1,5 +1,5 @@
 /*
- * test_bounds.c -- layer 1: the lower-bound calculator against values worked
+ * test_bounds.c -- the labs' lower-bound calculator against values worked
  * out by hand for a tiny model, and GPU profiles with bad values refused.
  *
  * The tiny llama (untied): d = 8, f = 16, 2 layers, 2 heads, 1 KV head,
@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "layers/gpu/bounds.h"
+#include "labs/bounds.h"
 
 static char dir[] = "/tmp/hipath_bounds_XXXXXX";
 

@@ -1,8 +1,8 @@
 /*
- * bounds.c -- layer 1: FLOPs and bytes per operator, summed into the
- * prefill and decode lower bounds (bounds.h, docs/bounds.md).
+ * bounds.c -- the labs' calculator: FLOPs and bytes per operator, summed
+ * into the prefill and decode lower bounds (bounds.h, docs/bounds.md).
  */
-#include "layers/gpu/bounds.h"
+#include "labs/bounds.h"
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,8 +44,8 @@ static void linear(bounds_result *r, const char *name, int times, double in, dou
                    double prefill_tokens, double decode_tokens) {
     bounds_op *o = add_op(r, name, times);
     double w = times * in * out;
-    set(&o->phase[PREFILL], 2 * w * prefill_tokens, w * r->b_w, 0);
-    set(&o->phase[DECODE], 2 * w * decode_tokens, w * r->b_w, 0);
+    set(&o->phase[BOUNDS_PREFILL], 2 * w * prefill_tokens, w * r->b_w, 0);
+    set(&o->phase[BOUNDS_DECODE], 2 * w * decode_tokens, w * r->b_w, 0);
 }
 
 static void finish(bounds_phase *p, double peak, double bandwidth) {
@@ -84,13 +84,13 @@ int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_inp
 
     /* Only the tokens' rows of the embedding table are read. */
     bounds_op *o = add_op(r, "embed", 1);
-    set(&o->phase[PREFILL], 0, B * P * d * r->b_w, 0);
-    set(&o->phase[DECODE], 0, B * d * r->b_w, 0);
+    set(&o->phase[BOUNDS_PREFILL], 0, B * P * d * r->b_w, 0);
+    set(&o->phase[BOUNDS_DECODE], 0, B * d * r->b_w, 0);
     /* Norm weights and biases of every layer, and the final norm: read; their
      * elementwise FLOPs left out. */
     o = add_op(r, "norms+bias", c->n_layers);
-    set(&o->phase[PREFILL], 0, (nL * small + d) * r->b_w, 0);
-    o->phase[DECODE] = o->phase[PREFILL];
+    set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + d) * r->b_w, 0);
+    o->phase[BOUNDS_DECODE] = o->phase[BOUNDS_PREFILL];
     linear(r, "q", c->n_layers, d, q, B * P, B);
     linear(r, "k", c->n_layers, d, kv, B * P, B);
     linear(r, "v", c->n_layers, d, kv, B * P, B);
@@ -98,8 +98,8 @@ int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_inp
      * prefill sums 1..P = P(P+1)/2 and QK^T plus AV cost 2 x 2 h hd each.
      * Prefill writes the prompt's KV once; decode reads L positions. */
     o = add_op(r, "attn", c->n_layers);
-    set(&o->phase[PREFILL], B * nL * 4 * q * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
-    set(&o->phase[DECODE], B * nL * 4 * q * L, 0, B * L * r->kv_bytes_per_token);
+    set(&o->phase[BOUNDS_PREFILL], B * nL * 4 * q * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
+    set(&o->phase[BOUNDS_DECODE], B * nL * 4 * q * L, 0, B * L * r->kv_bytes_per_token);
     linear(r, "o", c->n_layers, q, d, B * P, B);
     linear(r, "gate", c->n_layers, d, f, B * P, B);
     linear(r, "up", c->n_layers, d, f, B * P, B);
@@ -107,8 +107,8 @@ int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_inp
     linear(r, "lm_head", 1, d, V, B, B);   /* prefill: the last position only */
 
     for (int i = 0; i < r->nops; i++)
-        for (int ph = PREFILL; ph <= DECODE; ph++) {
-            bounds_phase *s = ph == PREFILL ? &r->prefill : &r->decode, *p = &r->op[i].phase[ph];
+        for (int ph = BOUNDS_PREFILL; ph <= BOUNDS_DECODE; ph++) {
+            bounds_phase *s = ph == BOUNDS_PREFILL ? &r->prefill : &r->decode, *p = &r->op[i].phase[ph];
             finish(p, r->peak, r->bandwidth);
             s->flops += p->flops;
             s->weight_bytes += p->weight_bytes;

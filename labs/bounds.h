@@ -1,10 +1,13 @@
 /*
- * bounds.h -- layer 1: the lower bounds of COURSE.md section 2 for one model
- * on one GPU: capacity M_W + M_state + M_work <= M_cap, and for a prefill and
- * one decode step T >= max(F / Pi, R / beta). Conventions: docs/bounds.md.
+ * bounds.h -- the labs' calculator: the lower bounds of chapter 1 of the
+ * AI-infrastructure textbook for one model (its config) on one GPU (its
+ * profile): capacity M_W + M_state + M_work <= M_cap, and for a prefill and
+ * one decode step T >= max(F / Pi, R / beta). Arithmetic on a config, above
+ * every layer: `hipath bounds`, the labs and `run --analytic`'s capacity
+ * check call it. Conventions: docs/bounds.md.
  */
-#ifndef HIPATH_GPU_BOUNDS_H
-#define HIPATH_GPU_BOUNDS_H
+#ifndef HIPATH_LABS_BOUNDS_H
+#define HIPATH_LABS_BOUNDS_H
 
 #include "layers/gpu/profile.h"
 #include "layers/tensor/model.h"
@@ -27,12 +30,12 @@ typedef struct {
     double intensity;        /* F / R, FLOP per byte */
 } bounds_phase;
 
-enum { PREFILL, DECODE };
+enum bounds_phase_id { BOUNDS_PREFILL, BOUNDS_DECODE };
 
 typedef struct {
     const char *name;        /* "q", "attn", "lm_head", ... */
     int times;               /* how many layers it repeats in; figures are the sum */
-    bounds_phase phase[2];   /* [PREFILL], [DECODE] */
+    bounds_phase phase[2];   /* [BOUNDS_PREFILL], [BOUNDS_DECODE] */
 } bounds_op;
 
 #define BOUNDS_MAX_OPS 12

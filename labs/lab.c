@@ -1,0 +1,334 @@
+/*
+ * lab.c -- what the labs share (lab.h): rows to a table, CSV and JSON;
+ * the model and the calculator; sessions and requests; the SQL of labs/sql/.
+ */
+#define LAB_SQL_TEXT        /* lab_sql.h: the texts of labs/sql/ too */
+#include "labs/lab.h"
+#include "cli/cli.h"
+#include "kernels/backend.h"
+#include "layers/tokenizer/tokenizer.h"
+#include "trace/trace.h"
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- rows ---------------------------------------------------------- */
+
+static void num(FILE *f, double v) { if (!isnan(v)) fprintf(f, "%.6g", v); }
+static void str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) { if (*s == '"') fputc('"', f); fputc(*s, f); }
+    fputc('"', f);
+}
+static cJSON *jnum(double v) { return isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+/* A reading of the gap when the lab has none more specific. */
+static const char *gap(double r) {
+    if (isnan(r)) return "";
+    if (r > 0.95 && r < 1.05) return "matches";
+    if (r > 1) return "measured above the bound: terms the model leaves out, or overhead";
+    return "measured below the prediction: the formula counts more than the run did";
+}
+
+void lab_row(lab *L, const char *q, const char *unit, double pred, double meas, const char *pfrom, const char *mfrom, const char *reading) {
+    double ratio = !isnan(pred) && !isnan(meas) && pred != 0 ? meas / pred : NA;
+    if (!reading) reading = gap(ratio);
+    lab_point *p = &L->pt;
+    fprintf(L->csv, "%d,%lld,", L->n, (long long)L->run);
+    str(L->csv, p->model); fputc(',', L->csv); str(L->csv, p->device); fputc(',', L->csv);
+    str(L->csv, p->dtype); fputc(',', L->csv); str(L->csv, p->kv_dtype); fputc(',', L->csv);
+    fprintf(L->csv, "%d,%d,%d,%s,%s,", p->batch, p->prompt_len, p->context, q, unit);
+    num(L->csv, pred); fputc(',', L->csv); num(L->csv, meas); fputc(',', L->csv); num(L->csv, ratio); fputc(',', L->csv);
+    str(L->csv, pfrom); fputc(',', L->csv); str(L->csv, mfrom); fputc(',', L->csv); str(L->csv, reading); fputc('\n', L->csv);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "lab", L->n);
+    cJSON_AddNumberToObject(o, "run_id", (double)L->run);
+    const char *sk[] = { "model", "device", "dtype", "kv_dtype" }, *sv[] = { p->model, p->device, p->dtype, p->kv_dtype };
+    for (int i = 0; i < 4; i++) cJSON_AddStringToObject(o, sk[i], sv[i] ? sv[i] : "");
+    cJSON_AddNumberToObject(o, "batch", p->batch);
+    cJSON_AddNumberToObject(o, "prompt_len", p->prompt_len);
+    cJSON_AddNumberToObject(o, "context", p->context);
+    cJSON_AddStringToObject(o, "quantity", q);
+    cJSON_AddStringToObject(o, "unit", unit);
+    cJSON_AddItemToObject(o, "predicted", jnum(pred));
+    cJSON_AddItemToObject(o, "measured", jnum(meas));
+    cJSON_AddItemToObject(o, "ratio", jnum(ratio));
+    cJSON_AddStringToObject(o, "predicted_from", pfrom);
+    cJSON_AddStringToObject(o, "measured_from", mfrom);
+    cJSON_AddStringToObject(o, "reading", reading);
+    cJSON_AddItemToArray(L->rows, o);
+    if (L->quiet) return;
+    if (!L->printed++) printf("%-26s %-28s %5s %5s %12s %12s %8s  %s\n", "quantity", "model @ device", "B", "P", "predicted", "measured", "ratio", "reading");
+    char who[64], pr[16] = "", me[16] = "", ra[16] = "";
+    snprintf(who, sizeof who, "%.14s @ %.13s", p->model ? p->model : "", p->device ? p->device : "");
+    if (!isnan(pred)) snprintf(pr, sizeof pr, "%.4g", pred);
+    if (!isnan(meas)) snprintf(me, sizeof me, "%.4g", meas);
+    if (!isnan(ratio)) snprintf(ra, sizeof ra, "%.3g", ratio);
+    printf("%-26s %-28s %5d %5d %12s %12s %8s  %s\n", q, who, p->batch, p->prompt_len, pr, me, ra, reading);
+}
+
+/* ---- the model and the calculator ---------------------------------- */
+
+int lab_config(const char *model_dir, model_config *c, char *cfg, int cap) {
+    char err[512];
+    snprintf(cfg, cap, "%s/config.json", model_dir);
+    return model_config_load(c, cfg, err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+const char *lab_dtype(const model_config *c) {
+    return c->torch_dtype == DT_BF16 ? "bf16" : c->torch_dtype == DT_F16 ? "fp16" : "fp32";
+}
+
+const char *lab_short_name(const char *path, char *buf, int cap) {
+    const char *b = strrchr(path, '/');
+    b = b && b[1] ? b + 1 : path;
+    snprintf(buf, cap, "%s", b);
+    char *e = strstr(buf, ".config.json");
+    if (!e) e = strstr(buf, ".json");
+    if (e) *e = 0;
+    return buf;
+}
+
+int lab_profile(const char *name, gpu_profile *g) {
+    char err[512];
+    return gpu_profile_load(g, name, err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx, bounds_result *b) {
+    model_config c;
+    char err[512];
+    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
+    if (P > c.max_seq_len) P = c.max_seq_len;
+    if (ctx > c.max_seq_len) ctx = c.max_seq_len;
+    bounds_input in = { dtype, kv, B, P, ctx };
+    return bounds_compute(&c, g, &in, b, err, sizeof err) ? cli_fail("%s: %s", config, err) : 0;
+}
+
+/* ---- sessions: a device, a server, requests, a trace run ----------- */
+
+int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
+    char err[512], pf[1100];
+    if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
+    else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
+    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    const rt_device *d = rt_device_now();
+    snprintf(L->session_device, sizeof L->session_device, "%s", d->name);
+    L->session_on_cpu = d->driver == &rt_host;   /* the host itself: no GPU to predict */
+    L->gpu = d->prof;
+    if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) return -1;
+    const char *pftrace = pf;
+    char *argv[] = { "lab", (char *)device, (char *)model };
+    if (cli_trace_open(3, argv, L->db, &pftrace, model)) return -1;
+    L->run = trace_run_id();
+    server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
+                      .open_text = tokenizer_open_text };
+    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); backend_close(); return cli_fail("%s", err); }
+    snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
+    fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
+    return 0;
+}
+
+int lab_session_end(lab *L) {
+    char err[512];
+    server_stop(L->srv);
+    L->srv = NULL;
+    backend_close();
+    return trace_close(err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+typedef struct { chat_request q; chat_result r; } call;
+static void *call_main(void *p) { call *c = p; client_chat(&c->q, &c->r); return NULL; }
+
+/* The trace is flushed once the requests are done, so the next ones start
+ * with empty trace rings: a ring that fills mid-request stalls its thread
+ * for a flush (0.3-0.5 s here). */
+int lab_send(lab *L, const char *text, int max_tokens, int n, int64_t id0, chat_result *r) {
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(L->srv));
+    call *c = calloc(n, sizeof *c);
+    pthread_t *t = calloc(n, sizeof *t);
+    int rc = c && t ? 0 : -1;
+    for (int i = 0; !rc && i < n; i++) {
+        c[i].q = (chat_request){ .url = base, .model = L->served, .content = text, .max_tokens = max_tokens,
+                                 .temperature = 0, .seed = -1, .ignore_eos = 1, .id = id0 + i };
+        if (pthread_create(&t[i], NULL, call_main, &c[i])) { n = i; rc = -1; }
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(t[i], NULL);
+        if (c[i].r.status != 200 || c[i].r.error[0]) { rc = rc ? rc : cli_fail("lab %d: request %lld: %s", L->n, (long long)(id0 + i), c[i].r.error); }
+    }
+    for (int i = 0; i < n; i++) if (r && !rc) r[i] = c[i].r; else chat_result_free(&c[i].r);
+    free(c); free(t);
+    char err[512];
+    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : rc;
+}
+
+int lab_one_request(lab *L, const char *device, const char *model, const char *adt, int max_tokens, chat_result *r) {
+    if (lab_session_begin(L, device, model, adt, adt ? 4096 : 0, 0)) return -1;
+    int rc = lab_send(L, "Hi", max_tokens, 1, 1, NULL) || lab_send(L, "Hi", max_tokens, 1, 2, r);
+    return lab_session_end(L) || rc ? -1 : 0;
+}
+
+char *lab_prompt(const char *model_dir, const char *config, int P) {
+    char err[512], path[1100];
+    tokenizer *t = NULL;
+    if (model_dir) { snprintf(path, sizeof path, "%s/tokenizer.json", model_dir); t = tokenizer_load(path, err, sizeof err); }
+    else { model_config c; if (!model_config_load(&c, config, err, sizeof err)) t = tokenizer_placeholder(c.vocab_size, err, sizeof err); }
+    if (!t) { cli_fail("%s", err); return NULL; }
+    char *text = malloc(3 * (size_t)P + 4);
+    for (int k = 0; text; k++) {
+        for (int i = 0; i < k; i++) memcpy(text + 3 * i, "Hi ", 3);
+        text[k ? 3 * k - 1 : 0] = 0;
+        if (!k) strcpy(text, "Hi");
+        chat_message m = { "user", text };
+        char *s = tokenizer_apply_chat(t, &m, 1);
+        int n = s ? tokenizer_encode(t, s, strlen(s), NULL, 0, err, sizeof err) : -1;
+        free(s);
+        if (n < 0 || n >= P || k >= P) break;
+    }
+    tokenizer_free(t);
+    return text;
+}
+
+/* ---- SQL on the trace ---------------------------------------------- */
+
+int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
+    *q = (lab_query){ .file = LAB_SQL[which].file };
+    if (sqlite3_open_v2(L->db, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(q->db, LAB_SQL[which].text, -1, &q->st, NULL) != SQLITE_OK) {
+        cli_fail("%s: %s", q->file, sqlite3_errmsg(q->db));
+        sqlite3_close(q->db);
+        return -1;
+    }
+    const struct { const char *name; int64_t value; } ARGS[] = {
+        { ":run", L->run }, { ":req", a.req }, { ":first", a.first }, { ":last", a.last }, { ":batch", a.batch } };
+    for (int i = 1; i <= sqlite3_bind_parameter_count(q->st); i++) {
+        const char *name = sqlite3_bind_parameter_name(q->st, i);
+        size_t k = 0;
+        while (k < sizeof ARGS / sizeof *ARGS && strcmp(name ? name : "", ARGS[k].name)) k++;
+        if (k == sizeof ARGS / sizeof *ARGS) { cli_fail("%s: unknown parameter %s", q->file, name ? name : "?"); q->failed = 1; break; }
+        sqlite3_bind_int64(q->st, i, ARGS[k].value);
+    }
+    return q->failed ? lab_sql_close(q) : 0;
+}
+
+int lab_sql_next(lab_query *q) {
+    if (q->failed) return 0;
+    int rc = sqlite3_step(q->st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { cli_fail("%s: %s", q->file, sqlite3_errmsg(q->db)); q->failed = 1; }
+    return q->has_row = rc == SQLITE_ROW;
+}
+
+static int column(lab_query *q, const char *name) {
+    for (int i = 0; i < sqlite3_column_count(q->st); i++)
+        if (!strcmp(sqlite3_column_name(q->st, i), name)) return q->has_row && sqlite3_column_type(q->st, i) != SQLITE_NULL ? i : -1;
+    if (!q->failed) cli_fail("%s: no column %s", q->file, name);
+    q->failed = 1;
+    return -1;
+}
+
+double lab_col(lab_query *q, const char *name) {
+    int i = column(q, name);
+    return i < 0 ? NA : sqlite3_column_double(q->st, i);
+}
+
+const char *lab_text(lab_query *q, const char *name) {
+    int i = column(q, name);
+    return i < 0 ? "" : (const char *)sqlite3_column_text(q->st, i);
+}
+
+int lab_sql_close(lab_query *q) {
+    sqlite3_finalize(q->st);
+    sqlite3_close(q->db);
+    return q->failed ? -1 : 0;
+}
+
+int lab_measure_request(const lab *L, int64_t req, lab_request *m) {
+    lab_query q;
+    if (lab_sql_open(L, &q, SQL_REQUEST, (lab_args){ .req = req })) return -1;
+    lab_sql_next(&q);
+    *m = (lab_request){
+        .prompt_tokens = lab_col(&q, "prompt_tokens"), .ttft_s = lab_col(&q, "ttft_s"), .e2e_s = lab_col(&q, "e2e_s"),
+        .passes = lab_col(&q, "passes"),
+        .prefill_flops = lab_col(&q, "prefill_flops"), .prefill_bytes = lab_col(&q, "prefill_bytes"),
+        .prefill_gpu_s = lab_col(&q, "prefill_gpu_s"), .prefill_s = lab_col(&q, "prefill_s"),
+        .ops_per_step = lab_col(&q, "ops_per_step"), .flops_per_step = lab_col(&q, "flops_per_step"),
+        .bytes_per_step = lab_col(&q, "bytes_per_step"), .weight_bytes_per_step = lab_col(&q, "weight_bytes_per_step"),
+        .kv_bytes_per_step = lab_col(&q, "kv_bytes_per_step"), .launches_per_step = lab_col(&q, "launches_per_step"),
+        .gpu_s = lab_col(&q, "gpu_s"), .step_s = lab_col(&q, "step_s"), .step_s_slope = lab_col(&q, "step_s_slope"),
+        .kv_allocs = lab_col(&q, "kv_allocs"), .kv_blocks_end = lab_col(&q, "kv_blocks_end") };
+    return lab_sql_close(&q);
+}
+
+int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
+    lab_query q;
+    for (int l = 0; l <= 8; l++) layer[l] = (lab_layer){ NA, NA, NA, NA };
+    if (lab_sql_open(L, &q, SQL_REQUEST_LAYERS, (lab_args){ .req = req })) return -1;
+    while (lab_sql_next(&q)) {
+        int l = (int)lab_col(&q, "layer");
+        if (l >= 1 && l <= 8)
+            layer[l] = (lab_layer){ lab_col(&q, "top_s"), lab_col(&q, "top_measured_s"), lab_col(&q, "all_s"), lab_col(&q, "up_bytes") };
+    }
+    return lab_sql_close(&q);
+}
+
+/* ---- one lab, start to end ----------------------------------------- */
+
+static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7 };
+
+/* OUT/labN.json: the lab, its device and profile, the rows. */
+static void write_json(lab *L) {
+    char path[1100], err[512];
+    gpu_profile g;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "lab", L->n);
+    cJSON_AddStringToObject(j, "device", L->device);
+    if (!gpu_profile_load(&g, L->profile, err, sizeof err)) {
+        cJSON *p = cJSON_AddObjectToObject(j, "profile");
+        cJSON_AddStringToObject(p, "name", g.name);
+        cJSON_AddNumberToObject(p, "memory_bytes", g.memory_bytes);
+        cJSON_AddNumberToObject(p, "memory_bandwidth_bytes_per_s", g.bandwidth);
+        cJSON_AddNumberToObject(p, "peak_flops_fp32", g.peak.fp32);
+        cJSON_AddNumberToObject(p, "peak_flops_fp16", g.peak.fp16);
+        cJSON_AddNumberToObject(p, "launch_latency_s", g.launch_latency_s);
+    }
+    cJSON_AddItemToObject(j, "rows", L->rows);
+    snprintf(path, sizeof path, "%s/lab%d.json", L->out, L->n);
+    char *s = cJSON_Print(j);
+    FILE *f = fopen(path, "w");
+    if (f && s) fputs(s, f);
+    if (f) fclose(f);
+    free(s);
+    cJSON_Delete(j);
+}
+
+int lab_run(int n, const char *device, const char *model, const char *out) {
+    lab L = { .n = n, .model = model, .out = out };
+    char out_default[64], path[1100], err[512];
+    if (!L.out) { snprintf(out_default, sizeof out_default, "labs/out/lab%d", n); L.out = out_default; }
+    if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, n) >= (int)sizeof L.db || cli_make_parent(L.db)) return cli_fail("--out %s: cannot create the folder", L.out);
+    unlink(L.db);   /* each lab run starts a fresh database */
+    snprintf(path, sizeof path, "%s/lab%d.csv", L.out, n);
+    if (!(L.csv = fopen(path, "w"))) return cli_fail("%s: cannot write", path);
+    fprintf(L.csv, "lab,run_id,model,device,dtype,kv_dtype,batch,prompt_len,context,quantity,unit,predicted,measured,ratio,predicted_from,measured_from,reading\n");
+    L.rows = cJSON_CreateArray();
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (backend_open(device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return cli_fail("%s", err); }
+    /* auto names the device it chose; predictions model the simulated GPU,
+     * or the w7900 where nothing is simulated */
+    const rt_device *d = rt_device_now();
+    snprintf(L.device, sizeof L.device, "%s", !strcmp(device, "auto") ? d->name : device);
+    snprintf(L.profile, sizeof L.profile, "%s", d->driver->modeled ? strchr(d->name, ':') + 1 : "w7900");
+    double t0 = host_seconds();
+    int rc = LABS[n - 1](&L);
+    double seconds = host_seconds() - t0;
+    fclose(L.csv);
+    write_json(&L);
+    curl_global_cleanup();
+    fprintf(stderr, "\nlab %d: %s in %.1f s; %s/lab%d.{csv,json,db,pftrace}\n", n, rc ? "FAILED" : "done", seconds, L.out, n);
+    return rc ? 1 : 0;
+}

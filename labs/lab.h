@@ -1,0 +1,137 @@
+/*
+ * lab.h -- what the seven labs share. Lab N (labs/labN.c, beside its sheet
+ * labN-*.md, whose last section "What `hipath lab N` does" it follows) runs
+ * requests through an in-process server into OUT/labN.db (a session),
+ * predicts with the calculator (labs/bounds.h), measures with the SQL of
+ * labs/sql/ on the trace, and writes one row per (sweep point, quantity): a
+ * table on stdout, OUT/labN.csv and OUT/labN.json.
+ */
+#ifndef HIPATH_LAB_H
+#define HIPATH_LAB_H
+
+#include "labs/bounds.h"
+#include "labs/lab_sql.h"   /* made by the Makefile: enum lab_sql, SQL_<FILE> per labs/sql/ file */
+#include "layers/client/client.h"
+#include "layers/scheduler/server.h"
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LAB_COUNT 7
+#define NA NAN              /* a row's empty predicted or measured cell */
+#define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
+#define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
+#define QWEN3_8B "labs/configs/qwen3-8b.config.json"
+
+/* The sweep point the next rows belong to (the CSV's leading columns). */
+typedef struct { const char *model, *device, *dtype, *kv_dtype; int batch, prompt_len, context; } lab_point;
+
+typedef struct {
+    int n;                      /* 1..LAB_COUNT */
+    const char *out, *model;    /* --out, --model */
+    char device[160];           /* --device, auto resolved ("sim:w7900", "hip:0") */
+    char profile[160];          /* the profile predictions use: sim's, else w7900 */
+    char db[1024];              /* OUT/labN.db: every session's run */
+    int sessions;
+    int64_t run;                /* the current session's run */
+    char session_device[160];   /* its device, as the runtime names it */
+    int session_on_cpu;         /* the device models no GPU */
+    gpu_profile gpu;            /* the GPU its predictions use: the device's (on cpu, L->profile) */
+    server *srv;
+    char served[256];           /* the model name the server answers to */
+    lab_point pt;
+    char model_name[128];       /* the text pt.model points to, when not a literal */
+    FILE *csv;
+    cJSON *rows;
+    int printed, quiet;         /* quiet: rows go to the files only */
+} lab;
+
+/* Lab n with its files in out (NULL: labs/out/labN). The exit code. */
+int lab_run(int n, const char *device, const char *model, const char *out);
+
+int lab1(lab *L);
+int lab2(lab *L);
+int lab3(lab *L);
+int lab4(lab *L);
+int lab5(lab *L);
+int lab6(lab *L);
+int lab7(lab *L);
+
+/* ---- rows ---- */
+
+/* One row at L->pt; ratio = measured / predicted. reading NULL: a stock
+ * reading of the ratio. */
+void lab_row(lab *L, const char *quantity, const char *unit, double predicted, double measured,
+             const char *predicted_from, const char *measured_from, const char *reading);
+
+/* ---- the model and the calculator ---- */
+
+/* model_dir/config.json into c, its path into cfg. 0, or -1 (the reason printed). */
+int lab_config(const char *model_dir, model_config *c, char *cfg, int cap);
+/* The calculator's name for the weights' dtype the config states. */
+const char *lab_dtype(const model_config *c);
+/* The name of a config or model folder, for the model column. */
+const char *lab_short_name(const char *path, char *buf, int cap);
+/* A profile by name (gpu_profile_load's search path) or path. 0, or -1. */
+int lab_profile(const char *name, gpu_profile *g);
+/* bounds_compute for config at B, P, context (P and context capped at the
+ * config's max_position_embeddings). 0, or -1 (the reason printed). */
+int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv_dtype,
+               int B, int P, int context, bounds_result *b);
+
+/* ---- sessions: a device, a server, requests, a trace run ---- */
+
+/* The device, its GPU profile (L->gpu), a trace run in L->db, a server of
+ * model (or, with analytic_dtype, of a config's shapes). 0, or -1 (the
+ * reason printed). */
+int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch);
+int lab_session_end(lab *L);
+/* n requests of text at once (temperature 0, ignore_eos), ids id0.., their
+ * results into r[] (r NULL: dropped); then the trace is flushed. 0, or -1
+ * (the reason printed, nothing in r). */
+int lab_send(lab *L, const char *text, int max_tokens, int n, int64_t id0, chat_result *r);
+/* A session of two "Hi": the warm-up (request 1), the measured (request 2). */
+int lab_one_request(lab *L, const char *device, const char *model, const char *analytic_dtype, int max_tokens, chat_result *r);
+/* "Hi Hi ..." whose templated prompt has about P tokens, by the model's
+ * tokenizer (or, with model_dir NULL, config's placeholder). Freed by the caller. */
+char *lab_prompt(const char *model_dir, const char *config, int P);
+
+/* ---- SQL on the trace: the queries of labs/sql/ ---- */
+
+/* The named parameters a query may take; :run is always the session's run. */
+typedef struct { int64_t req, first, last; int batch; } lab_args;
+
+typedef struct {
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    const char *file;
+    int has_row, failed;
+} lab_query;
+
+/* Query `which` of labs/sql/ on L's database, args bound. 0, or -1 (the reason printed). */
+int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args args);
+/* The next row: 1, or 0 at the end. */
+int lab_sql_next(lab_query *q);
+/* Column `name` of the current row: NaN ("") when NULL or past the end. */
+double lab_col(lab_query *q, const char *name);
+const char *lab_text(lab_query *q, const char *name);
+/* 0, or -1 when a step or a column name failed (the reason printed). */
+int lab_sql_close(lab_query *q);
+
+/* What the labs measure about one request (labs/sql/request.sql). */
+typedef struct {
+    double prompt_tokens, ttft_s, e2e_s, passes;
+    double prefill_flops, prefill_bytes, prefill_gpu_s, prefill_s;
+    double ops_per_step, flops_per_step, bytes_per_step, weight_bytes_per_step, kv_bytes_per_step, launches_per_step;
+    double gpu_s, step_s, step_s_slope;   /* decode medians; slope against the step */
+    double kv_allocs, kv_blocks_end;
+} lab_request;
+int lab_measure_request(const lab *L, int64_t req, lab_request *m);
+
+/* Layer l's slices in request req's window (labs/sql/request-layers.sql), [1..8]. */
+typedef struct { double top_s, top_measured_s, all_s, up_bytes; } lab_layer;
+int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * lab3.c -- Lab 3, one decode step against its bound (lab3-decode-bound.md):
+ * F, R and T_lower of a step, the measured step, MBU and MFU, and where the
+ * missing time goes; on the device, on cpu, and a 7B model analytically.
+ */
+#include "labs/lab.h"
+#include <stdio.h>
+
+/* One session's rows: the decode steps of request 2 against the bound. */
+static int decode_rows(lab *L, const char *model, const char *config, const char *dt, const chat_result *r) {
+    bounds_result b;
+    lab_request warm, m;
+    lab_query q;
+    const gpu_profile *g = &L->gpu;
+    int on_gpu = !L->session_on_cpu, P = r->prompt_tokens, ctx = P + r->completion_tokens / 2;
+    if (lab_bounds(config, g, dt, "fp32", 1, P, ctx, &b)) return -1;
+    if (lab_measure_request(L, 1, &warm) || lab_measure_request(L, 2, &m)) return -1;
+    if (lab_sql_open(L, &q, SQL_LAB3_OP_FIT, (lab_args){ .req = 2 })) return -1;
+    lab_sql_next(&q);
+    double slope = lab_col(&q, "s_per_byte"), overhead = lab_col(&q, "op_overhead_s");
+    if (lab_sql_close(&q)) return -1;
+
+    L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, ctx };
+    const char *host = on_gpu ? "" : "on cpu the bound is the w7900's: the ratio shows how far the CPU is from that GPU";
+    /* The kernels of a step are the ops forward() ran, counted in the trace:
+     * the warm-up's decode steps predict the measured request's. */
+    double ops = warm.ops_per_step;
+    lab_row(L, "F", "FLOP", b.decode.flops, m.flops_per_step, "bounds decode.flops", "v_steps.op_flops, decode mean", "the trace also counts norms, RoPE, attention scores");
+    lab_row(L, "R", "B", b.decode.bytes, m.bytes_per_step, "bounds decode.bytes", "v_steps.op_bytes, decode mean", "the trace counts activations in and out of every op");
+    lab_row(L, "t_compute", "s", b.decode.t_compute, NA, "F / Pi", "", "");
+    lab_row(L, "t_memory", "s", b.decode.t_memory, NA, "R / beta", "", "");
+    lab_row(L, "launch_total", "s", ops * g->launch_latency_s, NA, "kernels_per_step x launch_latency_s", "", "");
+    lab_row(L, "kernels_per_step", "kernels", ops, m.launches_per_step, "v_steps.n_ops of the warm-up's decode steps", "v_steps.n_launches", "");
+    lab_row(L, "gpu_s", "s", b.decode.t_lower, on_gpu ? m.gpu_s : NA, "decode.t_lower_s", "v_steps.gpu_ns, decode median (modeled)",
+            on_gpu ? "ratio = 1/MBU of the device: launch latency and small grids" : "no device time on cpu");
+    lab_row(L, "step_s", "s", b.decode.t_lower, m.step_s, "decode.t_lower_s", "v_steps.dur_ns, decode median (host clock)",
+            on_gpu ? "ratio = 1/MBU of the step: device time plus the host's launches" : host);
+    lab_row(L, "MBU_device", "", NA, on_gpu ? m.bytes_per_step / (g->bandwidth * m.gpu_s) : NA, "", "R / (beta gpu_s)", "");
+    lab_row(L, "MBU_step", "", NA, m.bytes_per_step / (g->bandwidth * m.step_s), "", "R / (beta step_s)", host);
+    lab_row(L, "MFU_step", "", NA, m.flops_per_step / (g->peak.fp32 * m.step_s), "", "F / (Pi step_s)", "");
+    lab_row(L, "op_overhead_s", "s", NA, overhead, "", "intercept of op median dur_ns against bytes", "host time per op that no byte explains");
+    lab_row(L, "beta_eff", "B/s", g->bandwidth, 1 / slope, "profile beta", "1 / slope of that fit",
+            on_gpu ? "layer-4 op time is host time: what the host achieves per byte" : host);
+    return 0;
+}
+
+int lab3(lab *L) {
+    char cfg[1100], analytic[200];
+    model_config c;
+    if (lab_config(L->model, &c, cfg, sizeof cfg)) return -1;
+    snprintf(analytic, sizeof analytic, "analytic:%s", L->profile);
+    const struct { const char *device, *model, *analytic_dtype, *config; } RUNS[] = {
+        { L->device, L->model, NULL, cfg }, { "cpu", L->model, NULL, cfg }, { analytic, QWEN7B, "fp16", QWEN7B } };
+    for (int i = 0; i < 3; i++) {
+        chat_result r;
+        const char *dt = RUNS[i].analytic_dtype ? RUNS[i].analytic_dtype : lab_dtype(&c);
+        if (lab_one_request(L, RUNS[i].device, RUNS[i].model, RUNS[i].analytic_dtype, 32, &r)) return -1;
+        int rc = decode_rows(L, RUNS[i].model, RUNS[i].config, dt, &r);
+        chat_result_free(&r);
+        if (rc) return -1;
+    }
+    return 0;
+}
