@@ -140,7 +140,14 @@ int lab_session_end(lab *L) {
 }
 
 typedef struct { chat_request q; chat_result r; } call;
-static void *call_main(void *p) { call *c = p; client_chat(&c->q, &c->r); return NULL; }
+static void *call_main(void *p) {
+    call *c = p;
+    char name[40];
+    snprintf(name, sizeof name, "client (request %lld)", (long long)c->q.id);
+    trace_thread_name(name);   /* its own track under layer 8 */
+    client_chat(&c->q, &c->r);
+    return NULL;
+}
 
 /* The trace is flushed once the requests are done, so the next ones start
  * with empty trace rings: a ring that fills mid-request stalls its thread

@@ -37,7 +37,6 @@
 #define RECORDER_PAGES (64u << 10)    /* mapped by a recorder that ran out of pages */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
-#define MAX_THREADS 256
 #define MAX_DEPTH   256   /* open slices per thread */
 #define MAX_STR     1024  /* longer copied strings are cut */
 #define LOOKAHEAD   64    /* records searched for a begin's end */
@@ -62,7 +61,7 @@ static struct {
     _Atomic uint64_t next_flow, dropped, retired_events;
     _Atomic uint64_t flushes, flush_ns, waits, wait_ns, max_wait_ns;
     pthread_mutex_t enroll_lock, sink_lock;
-    trace_thread *threads[MAX_THREADS];
+    trace_thread *threads[TRACE_MAX_THREADS];
     tsql *db;
     tpf *pf;
     int warned, flush_failed;
@@ -199,7 +198,7 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
 {
     trace_event e, end;
     decode(t, r, &e);
-    if (e.kind == EV_TRACK) {
+    if (e.kind == EV_TRACK || e.kind == EV_THREAD) {
         e.name = e.args[0].s;
         e.nargs = 0;
         to_sinks(&e);
@@ -266,7 +265,7 @@ static uint64_t drain(trace_thread *t)
     while (tail < head) {
         const trace_record *r = (const trace_record *)(t->w.ring + tail % TRACE_RING_BYTES);
         if (r->kind == EV_SERIES) n += deliver_series(t, r);
-        else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK; }
+        else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK && r->kind != EV_THREAD; }
         tail += r->size;
         atomic_store_explicit(&t->tail, tail, memory_order_release);
     }
@@ -426,7 +425,7 @@ static trace_thread *enroll(void)
             t->w.nout = t->w.nin = 0;
             atomic_store(&t->idle, 0);
         }
-    if (!t && n < MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
+    if (!t && n < TRACE_MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
         memset(t, 0, sizeof *t);
         t->index = n;
         if ((t->w.ring = new_ring())) {
@@ -614,7 +613,7 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
         memcpy(r + 1, out, nout * sizeof(uint64_t));
         memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), in, nin * sizeof(uint64_t));
     }
-    publish(t, n, kind != EV_TRACK);
+    publish(t, n, kind != EV_TRACK && kind != EV_THREAD);
 }
 
 /* What trace_counter_series() leaves to the slow path. */
@@ -657,6 +656,13 @@ void trace_track_name(int layer, int track, const char *name)
     if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
         trace_emit_slow(EV_TRACK, &(trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
                         1, &TA_STR("name", name));   /* made up at run time: copied */
+}
+
+/* The same for the thread: its name goes before its events. */
+void trace_thread_name(const char *name)
+{
+    if (trace_enabled())
+        trace_emit_slow(EV_THREAD, &(trace_where){ .layer = L_GPU }, "", 0, 0, 0, 1, &TA_STR("name", name ? name : ""));
 }
 
 /* ---- open, close, stats ---- */

@@ -119,8 +119,14 @@ uint64_t trace_clock_modeled(void);           /* modeled ns in this thread's his
 int      trace_stamp_write(char *buf, int cap);
 int      trace_stamp_read(const char *s, trace_stamp *out);
 
-/* Name a child track of a layer (e.g. "request 3", "stream 0"). */
+/* Name a child track of a layer (e.g. "stream 0"). */
 void trace_track_name(int layer, int track, const char *name);
+/* Name this thread for what it is ("HTTP connection 3", "client 2"): in
+ * the Perfetto trace its events go on a child track of that name under
+ * each layer it records on. Unnamed threads (the engine, a CLI's main
+ * thread) record on the layers' own tracks; a GPU stream's track holds
+ * every thread's work on it. NULL: unnamed again. */
+void trace_thread_name(const char *name);
 
 /* Every event's name, like an arg's key, is kept by pointer: a string
  * literal (or a static table entry), never a buffer made up at run time. */

@@ -25,9 +25,10 @@
                                        * head: nothing drains the ring during a run,
                                        * so it is cold */
 
-/* EV_TRACK names the child track (w.layer, w.track) `name`. EV_SERIES and
+/* EV_TRACK names the child track (w.layer, w.track) `name`; EV_THREAD names
+ * the recording thread (its own tracks, trace_thread_name). EV_SERIES and
  * EV_PAD stay in the rings: the sinks get a series as EV_COUNTER events. */
-enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_SERIES, EV_PAD };
+enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_THREAD, EV_SERIES, EV_PAD };
 
 /* One record in a ring; after it: flow ids (out, then in), the args (as
  * trace_ring_arg), then the copied string args (ARG_STR), each

@@ -9,9 +9,12 @@
  * prefix (stdio would split a packet across two writes).
  *
  * Tracks: a process track "hipath"; under it one track per layer, client on
- * top, GPU at the bottom; under a layer its named child tracks, its counters,
- * and one track per extra thread recording on the same (layer, track), since
- * Perfetto nests slices per track and two threads' slices would not nest.
+ * top, GPU at the bottom. The engine's (and any unnamed thread's) events go
+ * on the layer's own track; a named thread (trace_thread_name: an HTTP
+ * connection, a lab's client) has a child track of its name under each layer
+ * it records on, since Perfetto nests slices per track and two threads'
+ * slices would not nest. A GPU stream is a child track of layer 1 that holds
+ * every thread's work on the device, in order. Counters are children too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +72,7 @@ struct tpf {
     off_t size;             /* bytes in the file: whole packets */
     int failed;             /* errno of a failed write or allocation */
     track tracks[NTRACKS];
+    struct { char name[NAME_LEN]; unsigned gen; } threads[TRACE_MAX_THREADS];   /* a reused index: a new gen */
     interned strings[NINTERN];
     uint64_t next_iid[NKINDS];
 };
@@ -235,13 +239,19 @@ static uint64_t slice_track(tpf *pf, const trace_event *e)
         if (!t->name[0]) snprintf(t->name, NAME_LEN, "%s %d", trace_layer_name(layer), e->w.track);
         describe(pf, t, layer_uuid(layer), e->w.track, 0);
     }
-    if (t->owner < 0) t->owner = e->thread;
-    if (t->owner == e->thread) return t->uuid;
-    track *v = find(pf, mix(t->uuid, (uint64_t)e->thread + 1));
+    if (layer == L_GPU && e->w.track) return t->uuid;   /* a stream: the device's timeline */
+    const char *named = pf->threads[e->thread].name;
+    if (!named[0]) {
+        if (t->owner < 0) t->owner = e->thread;
+        if (t->owner == e->thread) return t->uuid;
+    }
+    /* a named thread, or a second unnamed one: a child track of its own */
+    track *v = find(pf, mix(t->uuid, (uint64_t)e->thread << 32 | pf->threads[e->thread].gen));
     if (!v) return t->uuid;
     if (!v->emitted) {
-        snprintf(v->name, NAME_LEN, "%.60s (thread %d)", t->name, e->thread);
-        describe(pf, v, layer_uuid(layer), 1000000 + e->thread, 0);
+        if (named[0]) snprintf(v->name, NAME_LEN, "%s", named);
+        else snprintf(v->name, NAME_LEN, "%.60s (thread %d)", t->name, e->thread);
+        describe(pf, v, t->uuid, 1000000 + e->thread, 0);
     }
     return v->uuid;
 }
@@ -359,6 +369,11 @@ static void name_track(tpf *pf, const trace_event *e)
 void tpf_event(tpf *pf, const trace_event *e)
 {
     if (e->kind == EV_TRACK) { name_track(pf, e); return; }
+    if (e->kind == EV_THREAD) {
+        snprintf(pf->threads[e->thread].name, NAME_LEN, "%s", e->name);
+        pf->threads[e->thread].gen++;
+        return;
+    }
     track_event te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
     builder b;
     b.n = 0;

@@ -9,6 +9,7 @@
 
 #include "trace/trace.h"
 
+#define TRACE_MAX_THREADS 256   /* recording threads at once (their indexes) */
 #define TRACE_MAX_FLOWS 256  /* pending flow ids per direction per thread: a step can
                               * take the flows of this many newly admitted requests */
 

@@ -342,6 +342,7 @@ void tsql_event(tsql *s, const trace_event *e)
 {
     if (s->failed) return;
     if (e->kind == EV_TRACK) { name_track(s, e); return; }
+    if (e->kind == EV_THREAD) return;   /* the slices' thread column says which; names are Perfetto's tracks */
     if (e->kind == EV_COUNTER) { insert_counter(s, e); return; }
     int64_t slice;
     if (e->kind == EV_END) {

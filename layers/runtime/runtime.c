@@ -210,6 +210,8 @@ void rt_kernel_measured(const char *kernel, const char *op, int64_t step, double
                         uint64_t ts_ns, uint64_t dur_ns) {
     trace_where w = trace_at(L_GPU, DIR_DOWN, NO_REQ, step);
     w.track = 1;   /* the stream */
+    static int named;
+    if (!named++) trace_track_name(L_GPU, 1, "stream 0");
     trace_slice(w, kernel, ts_ns, dur_ns, TRACE_ARGS(TA_LIT("op", op), TA_DBL("flops", flops), TA_DBL("bytes", bytes)));
     rt_kernel_done(op, dur_ns * 1e-9, flops, bytes);
 }

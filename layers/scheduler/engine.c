@@ -25,8 +25,7 @@ static int map_weights(const model *m) {
     return rc | rt_map(m->w.final_norm, dim * f, RT_WEIGHTS, "final_norm");
 }
 
-int engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens,
-                char *err, int errlen) {
+static int init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens, char *err, int errlen) {
     memset(e, 0, sizeof *e);
     e->m = m;
     e->max_batch = max_batch;
@@ -53,7 +52,17 @@ int engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, i
     return 0;
 }
 
+/* Setting up and tearing down are the calling thread's, on tracks of their
+ * own in the trace: the layers' own tracks are the steps'. */
+int engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens, char *err, int errlen) {
+    trace_thread_name("engine setup");
+    int rc = init(e, m, max_step_tokens, max_batch, kv_tokens, err, errlen);
+    trace_thread_name(NULL);
+    return rc;
+}
+
 void engine_free(engine *e) {
+    trace_thread_name("engine teardown");
     kv_free(&e->kv);
     forward_state_free(&e->fs);
     free(e->logits); free(e->work); free(e->running);
@@ -61,4 +70,5 @@ void engine_free(engine *e) {
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->wake);
     memset(e, 0, sizeof *e);
+    trace_thread_name(NULL);
 }

@@ -230,6 +230,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     (void)version;
     server *s = cls;
     conn *k = *con_cls;
+    static _Thread_local int named;   /* the thread's own tracks in the trace, named for what it is */
+    if (!named) {
+        char name[40];
+        static atomic_int n;
+        snprintf(name, sizeof name, "HTTP connection %d", atomic_fetch_add(&n, 1) + 1);
+        trace_thread_name(name);
+        named = 1;
+    }
     if (!k) {
         enum route route = R_NONE;
         int path_known = 0;
