@@ -117,6 +117,7 @@ int lab_session_begin(lab *L, const char *device, const char *model, const char 
     const rt_device *d = rt_device_now();
     snprintf(L->session_device, sizeof L->session_device, "%s", d->name);
     L->session_on_cpu = d->driver == &rt_host;   /* the host itself: no GPU to predict */
+    L->session_modeled = d->driver->modeled;
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) return -1;
     const char *pftrace = pf;
@@ -211,7 +212,8 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
         return -1;
     }
     const struct { const char *name; int64_t value; } ARGS[] = {
-        { ":run", L->run }, { ":req", a.req }, { ":first", a.first }, { ":last", a.last }, { ":batch", a.batch } };
+        { ":run", L->run }, { ":req", a.req }, { ":first", a.first }, { ":last", a.last }, { ":batch", a.batch },
+        { ":layer", a.layer } };
     for (int i = 1; i <= sqlite3_bind_parameter_count(q->st); i++) {
         const char *name = sqlite3_bind_parameter_name(q->st, i);
         size_t k = 0;

@@ -38,6 +38,7 @@ typedef struct {
     int64_t run;                /* the current session's run */
     char session_device[160];   /* its device, as the runtime names it */
     int session_on_cpu;         /* the device models no GPU */
+    int session_modeled;        /* its device time is modeled (sim, analytic): a rate from it is too */
     gpu_profile gpu;            /* the GPU its predictions use: the device's (on cpu, L->profile) */
     server *srv;
     char served[256];           /* the model name the server answers to */
@@ -101,7 +102,7 @@ char *lab_prompt(const char *model_dir, const char *config, int P);
 /* ---- SQL on the trace: the queries of labs/sql/ ---- */
 
 /* The named parameters a query may take; :run is always the session's run. */
-typedef struct { int64_t req, first, last; int batch; } lab_args;
+typedef struct { int64_t req, first, last; int batch, layer; } lab_args;
 
 typedef struct {
     sqlite3 *db;

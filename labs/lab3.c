@@ -15,9 +15,10 @@ static int decode_rows(lab *L, const char *model, const char *config, const char
     int on_gpu = !L->session_on_cpu, P = r->prompt_tokens, ctx = P + r->completion_tokens / 2;
     if (lab_bounds(config, g, dt, "fp32", 1, P, ctx, &b)) return -1;
     if (lab_measure_request(L, 1, &warm) || lab_measure_request(L, 2, &m)) return -1;
-    if (lab_sql_open(L, &q, SQL_LAB3_OP_FIT, (lab_args){ .req = 2 })) return -1;
+    /* a rate from bytes and time on one clock: the device's kernels where it has them, else the ops */
+    if (lab_sql_open(L, &q, SQL_LAB3_OP_FIT, (lab_args){ .req = 2, .layer = on_gpu ? 1 : 4 })) return -1;
     lab_sql_next(&q);
-    double slope = lab_col(&q, "s_per_byte"), overhead = lab_col(&q, "op_overhead_s");
+    double overhead = lab_col(&q, "op_overhead_s"), beta = lab_col(&q, "bytes_per_s");
     if (lab_sql_close(&q)) return -1;
 
     L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, ctx };
@@ -37,10 +38,17 @@ static int decode_rows(lab *L, const char *model, const char *config, const char
             on_gpu ? "ratio = 1/MBU of the step: device time plus the host's launches" : host);
     lab_row(L, "MBU_device", "", NA, on_gpu ? m.bytes_per_step / (g->bandwidth * m.gpu_s) : NA, "", "R / (beta gpu_s)", "");
     lab_row(L, "MBU_step", "", NA, m.bytes_per_step / (g->bandwidth * m.step_s), "", "R / (beta step_s)", host);
-    lab_row(L, "MFU_step", "", NA, m.flops_per_step / (g->peak.fp32 * m.step_s), "", "F / (Pi step_s)", "");
-    lab_row(L, "op_overhead_s", "s", NA, overhead, "", "intercept of op median dur_ns against bytes", "host time per op that no byte explains");
-    lab_row(L, "beta_eff", "B/s", g->bandwidth, 1 / slope, "profile beta", "1 / slope of that fit",
-            on_gpu ? "layer-4 op time is host time: what the host achieves per byte" : host);
+    lab_row(L, "MFU_step", "", NA, m.flops_per_step / (b.peak * m.step_s), "", "F / (Pi step_s), Pi of the weights' dtype", "");
+    const char *clock = L->session_modeled ? " (modeled)" : "";
+    char from[160];
+    snprintf(from, sizeof from, "their bytes / their time, decode steps%s", clock);
+    lab_row(L, "op_overhead_s", "s", NA, overhead, "",
+            on_gpu ? "intercept of kernel median dur_ns against bytes" : "intercept of op median dur_ns against bytes",
+            on_gpu ? "per kernel, what no byte explains: launch latency" : "host time per op that no byte explains");
+    /* only a physical rate is shown: no more than the profile's beta (on cpu, any: it is the host's own) */
+    lab_row(L, "beta_eff", "B/s", g->bandwidth, on_gpu && !(beta <= g->bandwidth * 1.0001) ? NA : beta, "profile beta", from,
+            on_gpu ? (L->session_modeled ? "the device's kernels, modeled: the wave model's bandwidth per byte" : "the device's kernels, GPU events")
+                   : "on cpu the ops are the computation: the host's bandwidth per byte; the bound is the w7900's");
     return 0;
 }
 

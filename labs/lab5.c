@@ -36,8 +36,10 @@ static int prompt_rows(lab *L, const char *model, const char *config, const char
     return 0;
 }
 
-/* Each kernel on the roofline, every P together. */
-static int kernel_rows(lab *L) {
+/* Each kernel on the roofline, every P together: Pi is the weights' dtype's,
+ * as the bound's (hipath's kernels compute in f32, so a compute-bound one
+ * reaches at most fp32/Pi of that roof). */
+static int kernel_rows(lab *L, double peak) {
     lab_query q;
     const gpu_profile *g = &L->gpu;
     if (lab_sql_open(L, &q, SQL_LAB5_KERNELS, (lab_args){ 0 })) return -1;
@@ -46,7 +48,8 @@ static int kernel_rows(lab *L) {
         double I = lab_col(&q, "intensity"), gf = lab_col(&q, "gflop_per_s");
         snprintf(why, sizeof why, "kernel %s", lab_text(&q, "name"));
         lab_row(L, "kernel_intensity", "FLOP/B", NA, I, "", "v_kernel_time flops / bytes", why);
-        lab_row(L, "kernel_roof_fraction", "", 1, gf * 1e9 / fmin(g->peak.fp32, I * g->bandwidth), "the roof", "gflop_per_s / min(Pi, I beta)", why);
+        lab_row(L, "kernel_roof_fraction", "", 1, gf * 1e9 / fmin(peak, I * g->bandwidth), "the roof",
+                L->session_modeled ? "gflop_per_s / min(Pi, I beta), modeled" : "gflop_per_s / min(Pi, I beta)", why);
     }
     return lab_sql_close(&q);
 }
@@ -72,7 +75,10 @@ int lab5(lab *L) {
             free(text);
         }
         if (lab_session_end(L) || rc) return -1;
-        if (prompt_rows(L, RUNS[i].model, RUNS[i].config, adt ? adt : lab_dtype(&c), plen, np) || kernel_rows(L)) return -1;
+        bounds_result b;
+        const char *dt = adt ? adt : lab_dtype(&c);
+        if (prompt_rows(L, RUNS[i].model, RUNS[i].config, dt, plen, np) ||
+            lab_bounds(RUNS[i].config, &L->gpu, dt, "fp32", 1, 1, 1, &b) || kernel_rows(L, b.peak)) return -1;
     }
     return 0;
 }
