@@ -35,7 +35,7 @@ const char trace_schema_sql[] =
 "  name TEXT NOT NULL,\n"
 "  request INTEGER,                   -- NULL: no request\n"
 "  step INTEGER,                      -- NULL: none, 0 prefill, k decode step k\n"
-"  clock TEXT NOT NULL,               -- 'measured' or 'modeled'\n"
+"  clock TEXT NOT NULL,               -- 'measured', 'modeled' or 'mixed' (arg modeled_ns)\n"
 "  track INTEGER NOT NULL,\n"
 "  depth INTEGER NOT NULL,\n"
 "  kind TEXT NOT NULL,                -- 'slice' or 'instant'\n"
