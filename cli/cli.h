@@ -21,6 +21,10 @@ int cli_make_parent(const char *path);
 /* Seconds on this host's monotonic clock (not the trace's timeline). */
 double host_seconds(void);
 
+/* --analytic --device PROFILE: the analytic device of that profile (auto,
+ * sim:P and analytic:P name it too). */
+void cli_analytic_device(const char *device, char *out, int cap);
+
 /* Open the trace for this command: the command line, the model and the
  * device (backend_open() first) go into the runs table; parent folders of the
  * two paths are created. *pftrace may be NULL: it is set to a timestamped

@@ -29,7 +29,8 @@ static const char USAGE[] =
     "  --max-tokens N       reply length limit (default 64)\n"
     "  --temperature T      0 = greedy (default 0)\n"
     "  --seed S             seed for sampling\n"
-    "  --kv-cache-mb M      KV-cache pool of the in-process server (default 64)\n"
+    "  --kv-cache-mb M      KV-cache pool of the in-process server (default: 90% of a simulated device's\n"
+    "                       memory left after weights and workspace, at most 256 on sim; 64 on cpu)\n"
     "  --device D           auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE      SQLite trace (default traces/hipath.db)\n"
@@ -37,7 +38,9 @@ static const char USAGE[] =
     "  --ignore-eos         generate --max-tokens tokens whatever is sampled (vLLM's ignore_eos)\n"
     "  --analytic           shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE        analytic: the model's config.json (Hugging Face)\n"
-    "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n";
+    "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
+    "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
+    "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n";
 
 static void print_text(const char *text, size_t len, void *user) {
     (void)user;
@@ -49,7 +52,7 @@ static void print_text(const char *text, size_t len, void *user) {
  * read back from the trace, and where the traces are. Every figure names
  * its clock: measured on this host, or modeled (a simulated device), and
  * where both make one timeline, how much of each. */
-static void print_summary(const chat_result *r, const char *db, const char *pftrace, int64_t run) {
+static void print_summary(const chat_result *r, const char *db, const char *pftrace, int64_t run, const char *reply) {
     const rt_device *d = rt_device_now();
     int modeled = d->driver->modeled;
     char clock[200];
@@ -57,6 +60,7 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
              d->name);
     fprintf(stderr, "\n[request %lld: %d prompt tokens, %d generated, finish %s]\n", (long long)r->id,
             r->prompt_tokens, r->completion_tokens, r->finish);
+    if (reply) fprintf(stderr, "[the reply was forced (--reply, teacher forcing): the model's samples were set aside]\n");
     fprintf(stderr, "at the client (%s): TTFT %.2f ms, ", clock, r->ttft_s * 1e3);
     if (r->tpot_s > 0) fprintf(stderr, "%.3f ms per output token (%.1f tokens/s), ", r->tpot_s * 1e3, 1 / r->tpot_s);
     else fprintf(stderr, "no time per output token (fewer than 2 tokens), ");
@@ -84,14 +88,6 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
     fprintf(stderr, "Perfetto trace: %s    open it at https://ui.perfetto.dev (Open trace file)\n", pftrace);
 }
 
-/* --analytic --device PROFILE: the analytic device of that profile
- * (auto, sim:P and analytic:P name it too). */
-static void analytic_device(const char *device, char *out, int cap) {
-    const char *p = !strcmp(device, "auto") ? "w7900" : !strncmp(device, "sim:", 4) ? device + 4
-                  : !strncmp(device, "analytic:", 9) ? device + 9 : device;
-    snprintf(out, cap, "analytic:%s", p);
-}
-
 /* Refuse a model the device cannot hold, with the calculator's three terms. */
 static int check_fits(const char *config, const char *dtype, int context) {
     model_config c;
@@ -113,9 +109,10 @@ int cmd_run(int argc, char **argv) {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
-        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "tokenizer", 1, 0, 'K' },
+        { "reply", 1, 0, 'R' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
-    const char *config = NULL, *dtype = "fp16";
+    const char *config = NULL, *dtype = "fp16", *tokenizer = NULL, *reply = NULL;
     long max_tokens = 64, seed = -1;
     double temperature = 0, kv_cache_mb = 0;
     int c, ignore_eos = 0, analytic = 0;
@@ -137,6 +134,8 @@ int cmd_run(int argc, char **argv) {
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
         case 'J': rt_jit(1); break;
+        case 'K': tokenizer = optarg; break;
+        case 'R': reply = optarg; break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -146,8 +145,9 @@ int cmd_run(int argc, char **argv) {
     char err[512], base[256], model[256], adev[200];
     if (analytic && (url || !config)) return cli_fail("run --analytic: needs --config CONFIG.json and no --url");
     if (config && !analytic) return cli_fail("run: --config is for --analytic (a real run takes --model DIR)");
+    if (url && (tokenizer || reply)) return cli_fail("run: --tokenizer and --reply are the in-process server's, not --url's");
     if (analytic) {
-        analytic_device(device, adev, sizeof adev);
+        cli_analytic_device(device, adev, sizeof adev);
         device = adev;
         model_dir = config;
     }
@@ -161,7 +161,7 @@ int cmd_run(int argc, char **argv) {
     int rc = 1;
     if (!url) {
         server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
-                          .open_text = tokenizer_open_text,
+                          .open_text = tokenizer_open_text, .tokenizer_path = tokenizer, .reply = reply,
                           .analytic_dtype = analytic ? dtype : NULL };
         if (!(s = server_start(&o, err, sizeof err))) { cli_fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
@@ -183,7 +183,7 @@ int cmd_run(int argc, char **argv) {
     s = NULL;
     backend_close();
     if (trace_close(err, sizeof err)) cli_fail("%s", err);
-    else if (ok) print_summary(&r, db, pftrace, run);
+    else if (ok) print_summary(&r, db, pftrace, run, reply);
     chat_result_free(&r);
     return ok ? 0 : 1;
 out:

@@ -14,25 +14,33 @@
 
 static const char USAGE[] =
     "usage: hipath serve --model DIR [options]\n"
+    "       hipath serve --analytic --config CONFIG.json --device PROFILE [options]\n"
     "  --host ADDR              IPv4 address to listen on (default 127.0.0.1: this machine only)\n"
     "  --port N                 TCP port (default 8000; 0 = any free port)\n"
     "  --served-model-name NAME the name clients put in \"model\" (default: the folder's name)\n"
     "  --max-model-len N        prompt + completion tokens per request (default: the model's context)\n"
     "  --max-batch B            requests per engine step (default 32)\n"
-    "  --kv-cache-mb M          KV-cache pool size in MiB (default 64)\n"
+    "  --kv-cache-mb M          KV-cache pool size in MiB (default: 90% of a simulated device's memory left\n"
+    "                           after weights and workspace, at most 256 on sim; 64 on cpu; printed at start)\n"
     "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
-    "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n";
+    "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n"
+    "  --analytic               shapes only, every device time modeled: --config FILE on --device PROFILE\n"
+    "  --config FILE            analytic: the model's config.json (Hugging Face)\n"
+    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n";
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "model", 1, 0, 'm' }, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
-        { "jit", 0, 0, 'J' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *device = "auto", *db = NULL, *pftrace = NULL;
+        { "jit", 0, 0, 'J' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' }, { "dtype", 1, 0, 'T' },
+        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *device = "auto", *db = NULL, *pftrace = NULL, *config = NULL, *dtype = "fp16";
+    int analytic = 0;
+    char adev[200];
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
     long v;
     int c;
@@ -52,9 +60,20 @@ int cmd_serve(int argc, char **argv) {
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;
         case 'J': rt_jit(1); break;
+        case 'A': analytic = 1; break;
+        case 'C': config = optarg; break;
+        case 'T': dtype = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
+    }
+    if (analytic != !!config) return cli_fail("serve: --analytic and --config CONFIG.json go together");
+    if (analytic) {
+        if (o.model_dir) return cli_fail("serve --analytic: a config (--config), not a model (--model)");
+        cli_analytic_device(device, adev, sizeof adev);
+        device = adev;
+        o.model_dir = config;
+        o.analytic_dtype = dtype;
     }
     if (!o.model_dir) return cli_fail("serve: --model is required");
 

@@ -60,6 +60,12 @@ int cli_make_parent(const char *path) {
     return stat(d, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
+void cli_analytic_device(const char *device, char *out, int cap) {
+    const char *p = !strcmp(device, "auto") ? "w7900" : !strncmp(device, "sim:", 4) ? device + 4
+                  : !strncmp(device, "analytic:", 9) ? device + 9 : device;
+    snprintf(out, cap, "analytic:%s", p);
+}
+
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model) {
     static char pf_default[128];
     char cmdline[1024] = "hipath", err[512];

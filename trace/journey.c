@@ -13,7 +13,7 @@ static const struct { int layer, dir; const char *sql; } WHAT[] = {
                    "WHERE s.run_id = ?1 AND s.layer = 8 AND s.name = 'build' AND a.key = 'bytes'" },
     { 7, DIR_DOWN, "SELECT 'chat template + BPE -> ' || max(CASE a.key WHEN 'tokens' THEN a.value END) || ' ids ' || "
                    "coalesce(max(CASE a.key WHEN 'ids' THEN a.value END), '') FROM slices s JOIN args a ON a.slice_id = s.id "
-                   "WHERE s.run_id = ?1 AND s.layer = 7 AND s.name = 'tokenize'" },
+                   "WHERE s.run_id = ?1 AND s.layer = 7 AND s.name = 'tokenize' AND s.request IS NOT NULL" },
     { 6, DIR_DOWN, "SELECT 'queued, admitted; ' || count(*) || ' engine steps (1 prefill + ' || (count(*) - 1) || ' decode), '"
                    " || (SELECT max(a.value) FROM slices t JOIN args a ON a.slice_id = t.id WHERE t.run_id = ?1 AND t.name = 'kv_alloc' AND a.key = 'seq_blocks')"
                    " || ' KV block(s)' FROM slices WHERE run_id = ?1 AND layer = 6 AND name = 'step'" },
@@ -34,7 +34,9 @@ static const struct { int layer, dir; const char *sql; } WHAT[] = {
                    "WHERE s.run_id = ?1 AND s.layer = 1 AND s.direction = 'up' AND a.key = 'bytes'" },
     { 2, DIR_UP,   "SELECT count(*) || ' copies D2H, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e3) || ' kB' FROM slices s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'up' AND a.key = 'bytes'" },
-    { 4, DIR_UP,   "SELECT count(*) || ' tokens sampled at temperature ' || max(CASE a.key WHEN 'temperature' THEN a.value END) FROM slices s "
+    { 4, DIR_UP,   "SELECT count(*) || ' tokens sampled at temperature ' || max(CASE a.key WHEN 'temperature' THEN a.value END) || "
+                   "(SELECT CASE WHEN count(*) THEN ', each replaced by the forced reply''s id (--reply)' ELSE '' END FROM slices "
+                   " WHERE run_id = ?1 AND name = 'teacher_forced') FROM slices s "
                    "JOIN args a ON a.slice_id = s.id AND a.key = 'temperature' WHERE s.run_id = ?1 AND s.layer = 4 AND s.name = 'sample'" },
     { 7, DIR_UP,   "SELECT count(*) || ' ids -> ' || quote(group_concat(a.value, '')) FROM (SELECT * FROM slices WHERE run_id = ?1 AND layer = 7 "
                    "AND direction = 'up' ORDER BY ts_ns) s JOIN args a ON a.slice_id = s.id AND a.key = 'text'" },

@@ -119,6 +119,16 @@ static int compose_batch(engine *e, request **gone) {
     return tokens;
 }
 
+/* Teacher forcing: the next id of the reply it was given replaces the
+ * sampled one, said so in the trace (logprobs stay the sampled id's);
+ * past the reply's end, its last id (the end of the turn). */
+static void force(request *r, sample_result *s) {
+    int id = r->forced[r->n_out < r->n_forced ? r->n_out : r->n_forced - 1];
+    trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "teacher_forced",
+                  TRACE_ARGS(TA_INT("sampled", s->id), TA_INT("id", id)));
+    s->id = id;
+}
+
 /* One token for r: count it, time it, decide whether r is done. */
 static const char *emit(engine *e, request *r, const sample_result *s, double t) {
     r->last = s->id;
@@ -181,6 +191,7 @@ int engine_step(engine *e) {
                 trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
             }
             sampler_pick(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
+            if (batch[i]->n_forced) force(batch[i], &s);
             fin[i] = emit(e, batch[i], &s, t);
         }
         trace_end(w, NO_ARGS);

@@ -38,6 +38,8 @@ struct request {
     int top_logprobs;
     int n_stop;                  /* stop ids (EOS, end of turn) */
     const int *stop_ids;
+    const int *forced;           /* teacher forcing: the reply's ids, emitted whatever is sampled */
+    int n_forced;
     token_fn on_token;
     done_fn on_done;
     void *user;

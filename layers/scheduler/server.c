@@ -6,7 +6,10 @@
 #include "layers/scheduler/server.h"
 #include "layers/scheduler/job.h"
 #include "trace/trace.h"
+#include "layers/runtime/runtime.h"
 #include <arpa/inet.h>
+#include <limits.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ struct server {
     char *api_key;
     int max_model_len, port;
     int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
+    int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
     long created;
     atomic_llong next_id;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
@@ -116,6 +120,8 @@ static int prepare(server *s, job *j, api_error *e) {
     r->top_logprobs = q->logprobs ? q->top_logprobs : 0;
     r->stop_ids = j->stop_ids;
     r->n_stop = q->ignore_eos ? 0 : j->n_stop_ids;
+    r->forced = s->forced;
+    r->n_forced = s->n_forced;
     return 0;
 }
 
@@ -293,15 +299,68 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     *con_cls = NULL;
 }
 
+/* Teacher forcing: the reply's ids (no template: the model's own words),
+ * then the end of the turn, emitted whatever the model samples. */
+static int force_reply(server *s, const char *reply, char *err, int errlen) {
+    int cap = (int)strlen(reply) + 2;
+    if (!(s->forced = malloc(cap * sizeof *s->forced))) return snprintf(err, errlen, "out of memory"), -1;
+    s->n_forced = s->text.encode(s->text.ctx, reply, s->forced, cap - 1, err, errlen, NO_REQ);
+    if (s->n_forced < 0) return -1;
+    if (!s->n_stop_ids) return snprintf(err, errlen, "--reply: the tokenizer has no end-of-turn token to end it"), -1;
+    s->forced[s->n_forced++] = s->stop_ids[0];
+    return 0;
+}
+
+/* The KV pool and the context length. --kv-cache-mb sets the pool, and the
+ * context is the model's, capped by the pool. Otherwise, on a device whose
+ * memory is known (a profile's; a GPU's), the pool takes what 90% of it
+ * leaves after the weights and the workspace, as vLLM's
+ * --gpu-memory-utilization 0.9 does; the context is the longest whose
+ * prompt's activations and KV fit together (capped by the model's); a
+ * simulated device with data computes on this host, so its pool is capped
+ * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed. */
+#define KV_MEMORY_SHARE 0.9
+static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_tokens, char *err, int errlen) {
+    const model_config *c = &s->m.cfg;
+    const rt_device *d = rt_device_now();
+    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim);
+    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
+    if (mb <= 0 && !(budget > 0)) mb = 64;
+    if (mb > 0) {
+        *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
+        s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
+        if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
+        return 0;
+    }
+    double weights = (double)weights_bytes(&s->m.files);
+    double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
+    double room = budget - weights - ws_fixed - ws_token * max_batch;
+    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token + ws_token)));
+    double workspace = ws_fixed + ws_token * (double)(len + max_batch), kv = budget - weights - workspace;
+    const char *cap = "";
+    if (d->driver->has_data && d->driver->modeled && kv > 268435456.0) { kv = 268435456.0; cap = ", capped at 256 MiB of host memory (sim computes on this host)"; }
+    if (len < 2 || kv < KV_BLOCK_SIZE * per_token)
+        return snprintf(err, errlen, "%s: the weights (%.2f GB) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
+                        d->name, weights / 1e9, workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
+    *kv_tokens = (int)fmin(kv / per_token, INT_MAX / 2);
+    s->max_model_len = (int)len;
+    fprintf(stderr, "hipath: KV cache %.3g GB = %d tokens: %.0f%% of %s's %.4g GB, less weights %.3g GB and workspace %.3g GB%s; "
+                    "context %d tokens (set with --kv-cache-mb, --max-model-len)\n", kv / 1e9, *kv_tokens, 100 * KV_MEMORY_SHARE,
+            d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
+    return 0;
+}
+
 server *server_start(const server_opts *o, char *err, int errlen) {
     server *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
-    if (!s->m.tokenizer_path && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
-    if (o->open_text(s->m.tokenizer_path, c->vocab_size, &s->text, err, errlen)) goto fail_model;
+    const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
+    if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
+    if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;
     s->n_stop_ids = scheduler_stop_ids(&s->m, &s->text, s->stop_ids, sizeof s->stop_ids / sizeof *s->stop_ids);
+    if (o->reply && force_reply(s, o->reply, err, errlen)) goto fail_tok;
 
     const char *base = o->served_name;
     if (!base) {   /* the folder's name, without a trailing slash */
@@ -313,18 +372,15 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     } else {
         snprintf(s->name, sizeof s->name, "%s", base);
     }
-    double mb = o->kv_cache_mb > 0 ? o->kv_cache_mb : 64;
-    int kv_tokens = (int)(mb * 1048576 / kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim));
-    s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < kv_tokens ? c->max_seq_len : kv_tokens);
-    int max_batch = o->max_batch > 0 ? o->max_batch : 32;
+    int max_batch = o->max_batch > 0 ? o->max_batch : 32, kv_tokens;
+    if (size_kv(s, o, max_batch, &kv_tokens, err, errlen)) goto fail_tok;
     if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {
         snprintf(err, errlen, "--max-model-len %d: must be 2 to the model's context length %d", s->max_model_len, c->max_seq_len);
         goto fail_tok;
     }
-    if (kv_tokens < KV_BLOCK_SIZE) { snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb); goto fail_tok; }
     if (s->max_model_len > kv_tokens)
-        fprintf(stderr, "hipath: warning: the KV cache (%g MB) holds %d tokens, fewer than --max-model-len %d; "
-                        "longer requests get 503\n", mb, kv_tokens, s->max_model_len);
+        fprintf(stderr, "hipath: warning: the KV cache holds %d tokens, fewer than --max-model-len %d; "
+                        "longer requests get 503\n", kv_tokens, s->max_model_len);
     if (engine_init(&s->e, &s->m, s->max_model_len + max_batch, max_batch, kv_tokens, err, errlen)) goto fail_tok;
     if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); goto fail_engine; }
 
@@ -348,6 +404,7 @@ fail_thread:
 fail_engine:
     engine_free(&s->e);
 fail_tok:
+    free(s->forced);
     s->text.close(s->text.ctx);
 fail_model:
     model_free(&s->m);
@@ -369,6 +426,7 @@ void server_stop(server *s) {
     engine_free(&s->e);
     s->text.close(s->text.ctx);
     model_free(&s->m);
+    free(s->forced);
     free(s->api_key);
     free(s);
 }

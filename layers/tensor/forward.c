@@ -13,27 +13,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The activation buffers in device memory, and their sizes for T tokens
+ * and S sequences (one table, so forward_state_bytes is what init takes). */
+enum { A_X, A_XB, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_XLAST, A_LOGITS, A_IDS, A_POS, A_N };
+static const char *const A_NAME[A_N] = { "x", "xb", "q", "k", "v", "att", "gate", "up", "xlast", "logits", "ids", "pos" };
+
+static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) {
+    size_t f = sizeof(float), q_dim = (size_t)c->n_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
+    size_t dim = (size_t)c->dim, ffn = (size_t)c->hidden_dim;
+    bytes[A_X] = T * dim * f;
+    bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
+    bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
+    bytes[A_K] = bytes[A_V] = T * kv_dim * f;
+    bytes[A_GATE] = bytes[A_UP] = T * ffn * f;
+    bytes[A_XLAST] = S * dim * f;
+    bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
+    bytes[A_IDS] = bytes[A_POS] = T * sizeof(int);
+}
+
+size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) {
+    size_t bytes[A_N], sum = 0;
+    sizes(c, (size_t)max_tokens, (size_t)max_seqs, bytes);
+    for (int i = 0; i < A_N; i++) sum += bytes[i];
+    return sum;
+}
+
 int forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs) {
     memset(s, 0, sizeof *s);
-    size_t T = (size_t)max_tokens, q_dim = (size_t)c->n_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
     s->max_tokens = max_tokens; s->max_seqs = max_seqs;
-    size_t f = sizeof(float);
-    s->x = rt_alloc(T * c->dim * f, RT_ACTIVATIONS, "x");
-    s->xb = rt_alloc(T * ((size_t)c->dim > q_dim ? (size_t)c->dim : q_dim) * f, RT_ACTIVATIONS, "xb");
-    s->q = rt_alloc(T * q_dim * f, RT_ACTIVATIONS, "q");
-    s->k = rt_alloc(T * kv_dim * f, RT_ACTIVATIONS, "k");
-    s->v = rt_alloc(T * kv_dim * f, RT_ACTIVATIONS, "v");
-    s->att = rt_alloc(T * q_dim * f, RT_ACTIVATIONS, "att");
-    s->gate = rt_alloc(T * c->hidden_dim * f, RT_ACTIVATIONS, "gate");
-    s->up = rt_alloc(T * c->hidden_dim * f, RT_ACTIVATIONS, "up");
-    s->xlast = rt_alloc((size_t)max_seqs * c->dim * f, RT_ACTIVATIONS, "xlast");
-    s->logits = rt_alloc((size_t)max_seqs * c->vocab_size * f, RT_ACTIVATIONS, "logits");
-    s->d_ids = rt_alloc(T * sizeof(int), RT_ACTIVATIONS, "ids");
-    s->d_pos = rt_alloc(T * sizeof(int), RT_ACTIVATIONS, "pos");
-    s->ids = malloc(T * sizeof(int));
-    s->pos = malloc(T * sizeof(int));
-    if (!s->x || !s->xb || !s->q || !s->k || !s->v || !s->att || !s->gate || !s->up || !s->xlast || !s->logits ||
-        !s->d_ids || !s->d_pos || !s->ids || !s->pos) {
+    void **buf[A_N] = { (void **)&s->x, (void **)&s->xb, (void **)&s->q, (void **)&s->k, (void **)&s->v, (void **)&s->att,
+                        (void **)&s->gate, (void **)&s->up, (void **)&s->xlast, (void **)&s->logits, (void **)&s->d_ids,
+                        (void **)&s->d_pos };
+    size_t bytes[A_N];
+    sizes(c, (size_t)max_tokens, (size_t)max_seqs, bytes);
+    int bad = !(s->ids = malloc((size_t)max_tokens * sizeof(int))) || !(s->pos = malloc((size_t)max_tokens * sizeof(int)));
+    for (int i = 0; i < A_N; i++) bad |= !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, A_NAME[i]));
+    if (bad) {
         forward_state_free(s);
         return -1;
     }

@@ -33,6 +33,8 @@ typedef struct {
 } forward_state;
 
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);
+/* The device memory forward_state_init takes: affine in both. */
+size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs);
 void forward_state_free(forward_state *s);
 
 /* Run one step. Returns 0, or -1 if the step is larger than the state. */

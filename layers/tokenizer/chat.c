@@ -1,11 +1,14 @@
 /*
  * chat.c -- the chat template and the stop tokens, from tokenizer_config.json.
  *
- * hipath does not run Jinja. It recognises the two template families that
+ * hipath does not run Jinja. It recognises the three template families that
  * its models use and writes their format directly:
  *   ChatML:   <|im_start|>role\ncontent<|im_end|>\n ... <|im_start|>assistant\n
  *   Llama-3:  <|begin_of_text|><|start_header_id|>role<|end_header_id|>\n\n
  *             content<|eot_id|> ... <|start_header_id|>assistant<|end_header_id|>\n\n
+ *   DeepSeek (R1 and its Qwen/Llama distills):
+ *             BOS system <｜User｜>content<｜Assistant｜>content<｜end▁of▁sentence｜>
+ *             ... <｜User｜>content<｜Assistant｜><think>\n
  * A template that opens a system turn with literal text (Qwen2.5's "You are
  * Qwen, created by Alibaba Cloud...") inserts that text when the caller
  * gives no system message; it is read out of the template's source.
@@ -22,6 +25,9 @@
 typedef struct { const char *open, *mid, *close; } family;   /* open role mid content close */
 static const family CHATML = { "<|im_start|>", "\n", "<|im_end|>\n" };
 static const family LLAMA3 = { "<|start_header_id|>", "<|end_header_id|>\n\n", "<|eot_id|>" };
+#define DS_USER "<｜User｜>"
+#define DS_ASSISTANT "<｜Assistant｜>"
+#define DS_END "<｜end▁of▁sentence｜>"
 
 /* The literal system prompt in template source tmpl, or NULL: the text
  * between `open` and `close`, if that stretch is one plain string literal
@@ -80,8 +86,9 @@ int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int err
     if (access(path, F_OK)) return 0;   /* optional: ChatML, no default system prompt */
     cJSON *cfg = json_read(path, FILE_SMALL, err, errlen);
     if (!cfg) return -1;
-    const char *eos = token_field(cfg, "eos_token");
+    const char *eos = token_field(cfg, "eos_token"), *bos = token_field(cfg, "bos_token");
     t->eos_id = eos ? tokenizer_token_id(t, eos) : -1;
+    if (bos && !(t->bos = strdup(bos))) { cJSON_Delete(cfg); snprintf(err, errlen, "%s: out of memory", path); return -1; }
     const char *tmpl = template_text(cfg);
     if (tmpl) tok_set_template(t, tmpl);
     cJSON_Delete(cfg);
@@ -90,10 +97,9 @@ int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int err
 
 void tok_set_template(tokenizer *t, const char *tmpl)
 {
-    t->llama3 = strstr(tmpl, LLAMA3.open) != NULL;
-    t->default_system = t->llama3
-        ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
-        : template_default(tmpl, "<|im_start|>system\n", "<|im_end|>");
+    t->family = strstr(tmpl, DS_ASSISTANT) ? CHAT_DEEPSEEK : strstr(tmpl, LLAMA3.open) ? CHAT_LLAMA3 : CHAT_CHATML;
+    t->default_system = t->family == CHAT_LLAMA3 ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
+                      : t->family == CHAT_CHATML ? template_default(tmpl, "<|im_start|>system\n", "<|im_end|>") : NULL;
 }
 
 typedef struct { char *p; size_t len, cap; int oom; } strbuf;
@@ -109,6 +115,24 @@ static void append(strbuf *b, const char *s, size_t n)
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = 0;
+}
+
+/* DeepSeek's template: the BOS, the (last) system message as it is, then
+ * each turn after its role's token; the answer starts a thought. */
+static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, int n)
+{
+    const char *system = "";
+    for (int i = 0; i < n; i++) if (!strcmp(msgs[i].role, "system")) system = msgs[i].content;
+    if (t->bos) append(b, t->bos, strlen(t->bos));
+    append(b, system, strlen(system));
+    for (int i = 0; i < n; i++) {
+        int user = !strcmp(msgs[i].role, "user");
+        if (!user && strcmp(msgs[i].role, "assistant")) continue;
+        append(b, user ? DS_USER : DS_ASSISTANT, strlen(user ? DS_USER : DS_ASSISTANT));
+        append(b, msgs[i].content, strlen(msgs[i].content));
+        if (!user) append(b, DS_END, strlen(DS_END));
+    }
+    append(b, DS_ASSISTANT "<think>\n", strlen(DS_ASSISTANT "<think>\n"));
 }
 
 static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content)
@@ -127,13 +151,19 @@ static void turn(strbuf *b, const family *f, int llama3, const char *role, const
 
 char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
 {
-    const family *f = t->llama3 ? &LLAMA3 : &CHATML;
+    int llama3 = t->family == CHAT_LLAMA3;
+    const family *f = llama3 ? &LLAMA3 : &CHATML;
     strbuf b = { 0 };
     append(&b, "", 0);
-    if (t->llama3) append(&b, "<|begin_of_text|>", strlen("<|begin_of_text|>"));
+    if (t->family == CHAT_DEEPSEEK) {
+        deepseek(&b, t, msgs, n);
+        if (b.oom) { free(b.p); return NULL; }
+        return b.p;
+    }
+    if (llama3) append(&b, "<|begin_of_text|>", strlen("<|begin_of_text|>"));
     if (t->default_system && (n == 0 || strcmp(msgs[0].role, "system")))
-        turn(&b, f, t->llama3, "system", t->default_system);
-    for (int i = 0; i < n; i++) turn(&b, f, t->llama3, msgs[i].role, msgs[i].content);
+        turn(&b, f, llama3, "system", t->default_system);
+    for (int i = 0; i < n; i++) turn(&b, f, llama3, msgs[i].role, msgs[i].content);
     append(&b, f->open, strlen(f->open));
     append(&b, "assistant", strlen("assistant"));
     append(&b, f->mid, strlen(f->mid));
@@ -143,10 +173,11 @@ char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
 
 int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids)
 {
-    const char *names[] = { "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>" };
+    const char *names[] = { "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", DS_END };
+    enum { N = sizeof names / sizeof *names };
     int n = 0;
-    for (int i = 0; i <= 4; i++) {
-        int id = i < 4 ? tokenizer_token_id(t, names[i]) : t->eos_id, dup = 0;
+    for (int i = 0; i <= N; i++) {
+        int id = i < N ? tokenizer_token_id(t, names[i]) : t->eos_id, dup = 0;
         for (int j = 0; j < n; j++) dup |= ids[j] == id;
         if (id >= 0 && !dup && n < max_ids) ids[n++] = id;
     }

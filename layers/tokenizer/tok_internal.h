@@ -39,8 +39,9 @@ struct tokenizer {
     int *added;               /* ids of added/special tokens, matched before BPE */
     int nadded;
     unsigned char added_first[256]; /* can an added token start with this byte? */
-    int llama3;               /* chat family: Llama-3 headers, else ChatML */
+    enum { CHAT_CHATML, CHAT_LLAMA3, CHAT_DEEPSEEK } family;   /* the chat template's (chat.c) */
     char *default_system;     /* system prompt the template inserts, or NULL */
+    char *bos;                /* tokenizer_config.json bos_token's text (DeepSeek's template opens with it), or NULL */
     int eos_id;               /* tokenizer_config.json eos_token, or -1 */
 };
 

@@ -110,5 +110,6 @@ void tokenizer_free(tokenizer *t)
     for (int i = 0; i < t->nsplit; i++) pcre2_code_free(t->split[i]);
     free(t->tok), free(t->bytes), free(t->vocab), free(t->merges), free(t->added);
     free(t->default_system);
+    free(t->bos);
     free(t);
 }
