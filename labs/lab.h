@@ -47,10 +47,12 @@ typedef struct {
     FILE *csv;
     cJSON *rows;
     int printed, quiet;         /* quiet: rows go to the files only */
+    int json;                   /* --json: no table; the JSON on stdout at the end */
 } lab;
 
-/* Lab n with its files in out (NULL: labs/out/labN). The exit code. */
-int lab_run(int n, const char *device, const char *model, const char *out);
+/* Lab n with its files in out (NULL: labs/out/labN); with json, the JSON
+ * on stdout instead of the table. The exit code. */
+int lab_run(int n, const char *device, const char *model, const char *out, int json);
 
 int lab1(lab *L);
 int lab2(lab *L);
@@ -84,7 +86,12 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 
 /* ---- sessions: a device, a server, requests, a trace run ---- */
 
-/* The device, its GPU profile (L->gpu), a trace run in L->db, a server of
+/* The device, its GPU profile (L->gpu) and a trace run in L->db (and, with
+ * perfetto, OUT/labN[-K].pftrace): a session that drives an engine itself
+ * (lab 4's big batches). 0, or -1 (the reason printed). */
+int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto);
+int lab_trace_end(void);
+/* The same and a server of
  * model (or, with analytic_dtype, of a config's shapes). 0, or -1 (the
  * reason printed). */
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch);
