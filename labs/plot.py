@@ -98,19 +98,19 @@ def lab3(doc, ax):
 
 def lab4(doc, ax):
     thr, tpot = ax
-    for k, model in enumerate(m for m in series(doc, "model") if rows(doc, "throughput_device", model=m)):
-        color = f"C{k}"
-        dev = rows(doc, "t_step", model=model)[0]["device"]
-        xy(thr, points(doc, "throughput", "batch", model=model), "o-", color=color, label=f"{model} @ {dev}: by the step ({clock(dev, 'step')})")
-        xy(thr, points(doc, "throughput_device", "batch", model=model), "s--", color=color, label=f"by the device time ({clock(dev, 'device')})")
-        xy(tpot, points(doc, "tpot", "batch", model=model), "o-", color=color, label=f"{model}: step ({clock(dev, 'step')})")
-        xy(tpot, points(doc, "t_step", "batch", "predicted", model=model), ":", color=color, label="the bound decode.t_lower")
-        for r in rows(doc, "knee_B", model=model):
-            thr.axvline(r["predicted"], color=color, linestyle=":", linewidth=1)
-            thr.annotate(f"B* {r['predicted']:.0f}", (r["predicted"], thr.get_ylim()[0]), color=color, fontsize=7, rotation=90)
-            if r["measured"]:
-                thr.axvline(r["measured"], color=color, linestyle="-.", linewidth=1)
-                thr.annotate(f"knee {r['measured']:.0f}", (r["measured"], thr.get_ylim()[0]), color=color, fontsize=7, rotation=90)
+    swept = list(dict.fromkeys((r["model"], r["device"]) for r in rows(doc, "throughput_device")))
+    for k, (model, dev) in enumerate(swept):
+        color, at = f"C{k}", {"model": model, "device": dev}
+        xy(thr, points(doc, "throughput", "batch", **at), "o-", color=color, label=f"{model} @ {dev}: by the step ({clock(dev, 'step')})")
+        xy(thr, points(doc, "throughput_device", "batch", **at), "s--", color=color, label=f"by the device time ({clock(dev, 'device')})")
+        xy(tpot, points(doc, "tpot", "batch", **at), "o-", color=color, label=f"{model}: step ({clock(dev, 'step')})")
+        xy(tpot, points(doc, "t_step", "batch", "predicted", **at), ":", color=color, label="the bound decode.t_lower")
+        for r in rows(doc, "knee_B", **at):
+            for x, style, name in ((r["predicted"], ":", "B*"), (r["measured"], "-.", "knee")):
+                if x:
+                    thr.axvline(x, color=color, linestyle=style, linewidth=1)
+                    thr.text(x, 0.78 - 0.2 * (name == "knee"), f"{name} {x:.0f}", color=color, fontsize=7, rotation=90,
+                             transform=thr.get_xaxis_transform())
     for a in ax:
         a.set_xscale("log", base=2)
         a.set_yscale("log")
