@@ -280,7 +280,7 @@ int lab_measure_request(const lab *L, int64_t req, lab_request *m) {
         .ops_per_step = lab_col(&q, "ops_per_step"), .flops_per_step = lab_col(&q, "flops_per_step"),
         .bytes_per_step = lab_col(&q, "bytes_per_step"), .weight_bytes_per_step = lab_col(&q, "weight_bytes_per_step"),
         .kv_bytes_per_step = lab_col(&q, "kv_bytes_per_step"), .launches_per_step = lab_col(&q, "launches_per_step"),
-        .gpu_s = lab_col(&q, "gpu_s"), .step_s = lab_col(&q, "step_s"), .step_s_slope = lab_col(&q, "step_s_slope"),
+        .gpu_s = lab_col(&q, "gpu_s"), .step_s = lab_col(&q, "step_s"), .gpu_s_slope = lab_col(&q, "gpu_s_slope"),
         .kv_allocs = lab_col(&q, "kv_allocs"), .kv_blocks_end = lab_col(&q, "kv_blocks_end") };
     return lab_sql_close(&q);
 }

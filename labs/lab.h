@@ -133,7 +133,7 @@ typedef struct {
     double prompt_tokens, ttft_s, e2e_s, passes;
     double prefill_flops, prefill_bytes, prefill_gpu_s, prefill_s;
     double ops_per_step, flops_per_step, bytes_per_step, weight_bytes_per_step, kv_bytes_per_step, launches_per_step;
-    double gpu_s, step_s, step_s_slope;   /* decode medians; slope against the step */
+    double gpu_s, step_s, gpu_s_slope;    /* decode medians; the device time's slope against the step */
     double kv_allocs, kv_blocks_end;
 } lab_request;
 int lab_measure_request(const lab *L, int64_t req, lab_request *m);
