@@ -63,13 +63,13 @@ void lab_row(lab *L, const char *q, const char *unit, double pred, double meas, 
     cJSON_AddStringToObject(o, "reading", reading);
     cJSON_AddItemToArray(L->rows, o);
     if (L->quiet || L->json) return;
-    if (!L->printed++) printf("%-26s %-46s %5s %5s %12s %12s %8s  %s\n", "quantity", "model @ device", "B", "P", "predicted", "measured", "ratio", "reading");
-    char who[47], pr[16] = "", me[16] = "", ra[16] = "";
+    if (!L->printed++) printf("%-26s %-54s %5s %5s %12s %12s %8s  %s\n", "quantity", "model @ device", "B", "P", "predicted", "measured", "ratio", "reading");
+    char who[55], pr[16] = "", me[16] = "", ra[16] = "";
     snprintf(who, sizeof who, "%s @ %s", p->model ? p->model : "", p->device ? p->device : "");
     if (!isnan(pred)) snprintf(pr, sizeof pr, "%.4g", pred);
     if (!isnan(meas)) snprintf(me, sizeof me, "%.4g", meas);
     if (!isnan(ratio)) snprintf(ra, sizeof ra, "%.3g", ratio);
-    printf("%-26s %-46s %5d %5d %12s %12s %8s  %s\n", q, who, p->batch, p->prompt_len, pr, me, ra, reading);
+    printf("%-26s %-54s %5d %5d %12s %12s %8s  %s\n", q, who, p->batch, p->prompt_len, pr, me, ra, reading);
 }
 
 /* ---- the model and the calculator ---------------------------------- */
@@ -287,12 +287,13 @@ int lab_measure_request(const lab *L, int64_t req, lab_request *m) {
 
 int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
     lab_query q;
-    for (int l = 0; l <= 8; l++) layer[l] = (lab_layer){ NA, NA, NA, NA };
+    for (int l = 0; l <= 8; l++) layer[l] = (lab_layer){ NA, NA, NA, NA, NA };
     if (lab_sql_open(L, &q, SQL_REQUEST_LAYERS, (lab_args){ .req = req })) return -1;
     while (lab_sql_next(&q)) {
         int l = (int)lab_col(&q, "layer");
         if (l >= 1 && l <= 8)
-            layer[l] = (lab_layer){ lab_col(&q, "top_s"), lab_col(&q, "top_measured_s"), lab_col(&q, "all_s"), lab_col(&q, "up_bytes") };
+            layer[l] = (lab_layer){ lab_col(&q, "top_s"), lab_col(&q, "top_measured_s"), lab_col(&q, "all_s"), lab_col(&q, "up_bytes"),
+                                    lab_col(&q, "scaled_s") };
     }
     return lab_sql_close(&q);
 }

@@ -139,7 +139,7 @@ typedef struct {
 int lab_measure_request(const lab *L, int64_t req, lab_request *m);
 
 /* Layer l's slices in request req's window (labs/sql/request-layers.sql), [1..8]. */
-typedef struct { double top_s, top_measured_s, all_s, up_bytes; } lab_layer;
+typedef struct { double top_s, top_measured_s, all_s, up_bytes, scaled_s; } lab_layer;
 int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]);
 
 #endif

@@ -164,20 +164,24 @@ def lab6(doc, ax):
 def lab7(doc, ax):
     (ax,) = ax
     runs = series(doc, "device")
-    dev = [next(iter(r["measured"] for r in rows(doc, "device_s", device=d)), 0) for d in runs]
-    e2e = [next(iter(r["measured"] for r in rows(doc, "e2e_s", device=d)), 0) for d in runs]
+    one = lambda q, d: next((r["measured"] for r in rows(doc, q, device=d)), None)
     labels = [f"{rows(doc, 'e2e_s', device=d)[0]['model'][:14]}\n{d}" for d in runs]
-    ax.bar(labels, dev, label="device time (modeled)")
-    ax.bar(labels, [e - d for e, d in zip(e2e, dev)], bottom=dev, label="the rest of e2e: host (mixed)")
+    e2e = [one("e2e_s", d) for d in runs]
+    dev = [one("device_s", d) / e for d, e in zip(runs, e2e)]
+    waves = [one("f_scaled", d) for d in runs]
+    ax.bar(labels, waves, color="tab:blue", label="kernel waves: what a 2x GPU halves (modeled)")
+    ax.bar(labels, [v - w for v, w in zip(dev, waves)], bottom=waves, color="tab:cyan", label="device: launch latency and copies (modeled)")
+    ax.bar(labels, [1 - v for v in dev], bottom=dev, color="tab:orange", label="host (mixed)")
     for i, d in enumerate(runs):
+        text = f"e2e {e2e[i] * 1e3:.1f} ms"
         for r in rows(doc, "speedup_amdahl", device=d):
-            if r["measured"] is not None:
-                ax.annotate(f"2x: predicted {r['predicted']:.2f}x\nmeasured {r['measured']:.2f}x", (i, e2e[i]), ha="center", fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("request 2, end to end (s)")
-    ax.set_title("Lab 7: where a request's time goes, and what a 2x GPU buys")
+            text += f"\n2x: Amdahl {r['predicted']:.2f}x\nmeasured {r['measured']:.2f}x"
+        ax.text(i, 1.02, text, ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, 1.35)
+    ax.set_ylabel("share of request 2's e2e")
+    ax.set_title("Lab 7: where a request's time goes, and what a 2x GPU buys", fontsize=10)
     ax.tick_params(axis="x", labelsize=7)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center right")
 
 
 CHARTS = {1: (lab1, 1), 2: (lab2, 1), 3: (lab3, 1), 4: (lab4, 2), 5: (lab5, 2), 6: (lab6, 2), 7: (lab7, 1)}
