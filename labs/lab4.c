@@ -1,9 +1,9 @@
 /*
  * lab4.c -- Lab 4, batching (lab4-batching.md): B requests at once; the
- * step time, throughput and TPOT against B, and B* against the knee.
- * tiny-hi over HTTP on the device for B = 1..16; Qwen3-8B on an RTX PRO
- * 6000 and DeepSeek-R1-Distill-Qwen-14B on a W7900, analytic, for
- * B = 1..512; and the calculator alone for Qwen3-8B at a 2048-token context.
+ * step time, throughput and TPOT against B, and B* against the knee:
+ * tiny-hi on the device for B = 1..16 (and what its users see over HTTP);
+ * Qwen3-8B on an RTX PRO 6000 and DeepSeek-R1-Distill-Qwen-14B on a W7900,
+ * analytic, for B = 1..512; the calculator alone for Qwen3-8B at 2048 tokens.
  */
 #include "labs/lab.h"
 #include "cli/cli.h"
@@ -22,16 +22,14 @@ enum { NBIG = 10, BIG_P = 16, BIG_TOK = 2 };
 static const int BIG[NBIG] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 
 /* What lab4-batch.sql measures of one batch. */
-/* What lab4-batch.sql measures of one batch; tokens: the completion tokens
- * the clients counted (over HTTP only). */
-typedef struct { double step_s, gpu_s, ops, device_slices, tpot_s, ttft_s, span_s, tokens; } batch;
+typedef struct { double step_s, gpu_s, ops, device_slices, tpot_s, ttft_s, span_s; } batch;
 
 static int measure(const lab *L, int64_t first, int B, batch *m) {
     lab_query q;
     if (lab_sql_open(L, &q, SQL_LAB4_BATCH, (lab_args){ .first = first, .last = first + B - 1, .batch = B })) return -1;
     lab_sql_next(&q);
     *m = (batch){ lab_col(&q, "step_s"), lab_col(&q, "gpu_s"), lab_col(&q, "ops_per_step"), lab_col(&q, "device_slices_per_step"),
-                  lab_col(&q, "tpot_s"), lab_col(&q, "ttft_s"), lab_col(&q, "span_s"), NA };
+                  lab_col(&q, "tpot_s"), lab_col(&q, "ttft_s"), lab_col(&q, "span_s") };
     return lab_sql_close(&q);
 }
 
@@ -67,10 +65,6 @@ static int batch_rows(lab *L, const char *config, const char *dtype, int P, int 
         lab_row(L, "throughput", "tok/s", B / b.decode.t_lower, B / t[i], "B / t_step", "B / t_step (mixed)", bound);
         lab_row(L, "throughput_device", "tok/s", B / b.decode.t_lower, B / t_dev[i], "B / t_step", "B / t_device (modeled)", bound);
         lab_row(L, "tpot", "s", b.decode.t_lower, m[i].tpot_s, "t_step", "v_steps.dur_ns, median of every decode step of the B requests (mixed)", NULL);
-        if (!isnan(m[i].ttft_s)) {
-            lab_row(L, "ttft", "s", NA, m[i].ttft_s, "", "median v_request_latency.ttft_ns (mixed)", "");
-            lab_row(L, "throughput_e2e", "tok/s", NA, m[i].tokens / m[i].span_s, "", "completion tokens / (last end - first start) (mixed)", "");
-        }
         lab_row(L, "kernels_per_step", "kernels", ops1 + (B - 1) * per_seq, m[i].device_slices,
                 "ops at B = 1 + (B-1) x (ops at B = 2 - ops at B = 1): v_steps.n_ops, per sequence", "v_steps.n_device", NULL);
     }
@@ -82,52 +76,25 @@ static int batch_rows(lab *L, const char *config, const char *dtype, int P, int 
     return 0;
 }
 
-/* tiny-hi on the lab's device, over HTTP: B requests at once. */
-static int tiny_sweep(lab *L) {
-    char cfg[1100];
-    model_config c;
-    batch m[NB];
-    int64_t first[NB];
-    int ntok[NB] = { 0 }, P = 0;
-    if (lab_config(L->model, &c, cfg, sizeof cfg)) return -1;
-    if (lab_session_begin(L, L->device, L->model, NULL, KV_MB, MAX_BATCH)) return -1;
-    int rc = lab_send(L, "Hi", TOK, 1, 1, NULL);
-    for (int i = 0, id = 2; i < NB && !rc; id += BS[i++]) {
-        chat_result r[16];   /* the largest B */
-        first[i] = id;
-        if ((rc = lab_send(L, "Hi", TOK, BS[i], id, r))) break;
-        for (int k = 0; k < BS[i]; k++) { P = r[k].prompt_tokens; ntok[i] += r[k].completion_tokens; chat_result_free(&r[k]); }
-    }
-    if (lab_session_end(L) || rc) return -1;
-    for (int i = 0; i < NB; i++) {
-        if (measure(L, first[i], BS[i], &m[i])) return -1;
-        m[i].tokens = ntok[i];
-    }
-    const char *dt = lab_dtype(&c);
-    L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, P + TOK / 2 };
-    return batch_rows(L, cfg, dt, P, P + TOK / 2, BS, m, NB);
-}
-
-/* B requests of the same prompt into the engine, stepped here until every
- * one is done. A step's new requests each leave an arrow pending on this
- * thread until its first op, which adds its own, and the trace keeps
- * TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a step between
- * them, each part asking one token more than the next. Then all B finish
- * together, after BIG_TOK - 1 steps in which all of them decode. A request
- * is zeroed as engine_submit wants it. */
+/* B requests of a prompt of P ids into the engine, stepped here until every
+ * one is done, tok tokens each. A step's new requests each leave an arrow
+ * pending on this thread until its first op, which adds its own, and the
+ * trace keeps TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a
+ * step between them, each part asking one token more than the next. Then
+ * all B finish together, after tok - 1 steps in which all of them decode.
+ * A request is zeroed as engine_submit wants it. */
 enum { PART = TRACE_MAX_FLOWS / 2 };
-static int wave(lab *L, engine *e, const int *prompt, int B, int64_t id0) {
+static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int64_t id0) {
     char err[512];
     request *r = calloc(B, sizeof *r);
     if (!r) return cli_fail("out of memory");
     int parts = (B + PART - 1) / PART, rc = 0;
     for (int i = 0; i < B && !rc; i++) {
-        int part = i / PART;
         if (i && i % PART == 0) engine_step(e);
         r[i].id = id0 + i;
         r[i].prompt = prompt;
-        r[i].n_prompt = BIG_P;
-        r[i].max_tokens = BIG_TOK + parts - 1 - part;   /* no stop ids: ignore_eos; temperature 0: greedy */
+        r[i].n_prompt = P;
+        r[i].max_tokens = tok + parts - 1 - i / PART;   /* no stop ids: ignore_eos; temperature 0: greedy */
         if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
     }
     while (engine_step(e)) {}
@@ -136,43 +103,77 @@ static int wave(lab *L, engine *e, const int *prompt, int B, int64_t id0) {
     return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
-/* A big model, analytic, on profile: B = 1 .. 512. Over HTTP each request
- * is a client thread and a connection thread, and the trace records at
- * most 256 threads; requests sent at once also reach the engine over
- * several steps, so few steps would hold all B. So this sweep drives the
- * engine itself, on this thread, as `hipath generate` does: every step of
- * a wave holds all of its B sequences. The pool holds the largest wave. */
-static int big_sweep(lab *L, const char *config, const char *profile, const char *dtype) {
-    char dev[64], err[512];
-    int prompt[BIG_P] = { 0 };   /* an analytic model computes nothing: a prompt is only its length */
+/* B = Bs[0..n) sequences a step, of the model at path (with
+ * analytic_dtype: a config's shapes) on device, P prompt ids and tok tokens each. Sent over HTTP the
+ * requests would reach the engine over several steps, so few steps would
+ * hold all B (and at B = 512 a thread per client and per connection is more
+ * than the trace's 256); so the sweep drives the engine itself, on this
+ * thread, as `hipath generate` does: every decode step of a wave holds its B
+ * sequences. A warm-up wave of one first; the pool holds the largest wave.
+ * No Perfetto trace for an analytic model: today a step at B = 512 holds
+ * tens of thousands of kernels. */
+static int engine_sweep(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n) {
+    char cfg[1100], err[512];
+    model_config c;
+    if (!analytic_dtype && lab_config(path, &c, cfg, sizeof cfg)) return -1;
+    const char *config = analytic_dtype ? path : cfg, *dt = analytic_dtype ? analytic_dtype : lab_dtype(&c);
+    int most = Bs[n - 1], longest = P + tok + most / PART, kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
+    int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what the sweep times is the step, not the text */
     int64_t first[NBIG], id = 1;
     batch m[NBIG];
     model md;
     engine e;
-    /* the first part of the largest wave asks the most tokens (wave) */
-    int most = BIG[NBIG - 1], longest = BIG_P + BIG_TOK + most / PART - 1;
-    int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
-    snprintf(dev, sizeof dev, "analytic:%s", profile);
-    if (lab_trace_begin(L, dev, config, 0)) return -1;
-    int rc = model_load_analytic(&md, config, dtype, err, sizeof err) ? cli_fail("%s", err) : 0;
-    if (!rc && engine_init(&e, &md, most * BIG_P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
+    if (!prompt || lab_trace_begin(L, device, path, !analytic_dtype)) { free(prompt); return -1; }
+    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
+    if (!rc && engine_init(&e, &md, most * P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
     if (!rc) {
-        rc = wave(L, &e, prompt, 1, id++);   /* the warm-up */
-        for (int i = 0; i < NBIG && !rc; id += BIG[i++]) {
+        rc = wave(L, &e, prompt, P, tok, 1, id++);
+        for (int i = 0; i < n && !rc; id += Bs[i++]) {
             first[i] = id;
-            rc = wave(L, &e, prompt, BIG[i], id);
+            rc = wave(L, &e, prompt, P, tok, Bs[i], id);
         }
         engine_free(&e);
         model_free(&md);
     }
+    free(prompt);
     if (lab_trace_end() || rc) return -1;
-    for (int i = 0; i < NBIG; i++) if (measure(L, first[i], BIG[i], &m[i])) return -1;
-    L->pt = (lab_point){ lab_short_name(config, L->model_name, sizeof L->model_name), dev, dtype, "fp32", 1, BIG_P, BIG_P + BIG_TOK / 2 };
-    return batch_rows(L, config, dtype, BIG_P, BIG_P + BIG_TOK / 2, BIG, m, NBIG);
+    for (int i = 0; i < n; i++) if (measure(L, first[i], Bs[i], &m[i])) return -1;
+    L->pt = (lab_point){ lab_short_name(path, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P + tok / 2 };
+    return batch_rows(L, config, dt, P, P + tok / 2, Bs, m, n);
+}
+
+/* What a user of tiny-hi sees over HTTP: B "Hi" requests sent at once, for
+ * each B; their median TTFT and the tokens of all B over the time from the
+ * first start to the last end. Its prompt length into P. */
+static int http_rows(lab *L, int *P) {
+    char cfg[1100];
+    model_config c;
+    int64_t first[NB];
+    int ntok[NB] = { 0 };
+    if (lab_config(L->model, &c, cfg, sizeof cfg) || lab_session_begin(L, L->device, L->model, NULL, KV_MB, MAX_BATCH)) return -1;
+    int rc = lab_send(L, "Hi", TOK, 1, 1, NULL);
+    for (int i = 0, id = 2; i < NB && !rc; id += BS[i++]) {
+        chat_result r[16];   /* the largest B */
+        first[i] = id;
+        if ((rc = lab_send(L, "Hi", TOK, BS[i], id, r))) break;
+        for (int k = 0; k < BS[i]; k++) { *P = r[k].prompt_tokens; ntok[i] += r[k].completion_tokens; chat_result_free(&r[k]); }
+    }
+    if (lab_session_end(L) || rc) return -1;
+    for (int i = 0; i < NB; i++) {
+        batch m;
+        if (measure(L, first[i], BS[i], &m)) return -1;
+        L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, lab_dtype(&c), "fp32", BS[i], *P, *P + TOK / 2 };
+        lab_row(L, "ttft", "s", NA, m.ttft_s, "", "median v_request_latency.ttft_ns (mixed)", "");
+        lab_row(L, "throughput_e2e", "tok/s", NA, ntok[i] / m.span_s, "", "completion tokens / (last end - first start) (mixed)", "");
+    }
+    return 0;
 }
 
 int lab4(lab *L) {
-    if (tiny_sweep(L) || big_sweep(L, QWEN3_8B, "rtx-pro-6000", "bf16") || big_sweep(L, QWEN14B, "w7900", "bf16")) return -1;
+    int P = 0;
+    if (http_rows(L, &P) || engine_sweep(L, L->device, L->model, NULL, P, TOK, BS, NB) ||
+        engine_sweep(L, "analytic:rtx-pro-6000", QWEN3_8B, "bf16", BIG_P, BIG_TOK, BIG, NBIG) ||
+        engine_sweep(L, "analytic:w7900", QWEN14B, "bf16", BIG_P, BIG_TOK, BIG, NBIG)) return -1;
     gpu_profile g2;
     if (lab_profile("rtx-pro-6000", &g2)) return -1;
     for (int i = 0; i < NB; i++) {

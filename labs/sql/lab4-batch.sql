@@ -6,8 +6,9 @@
 -- layer-1 slices (kernels and copies) per step; the requests' median TTFT
 -- and the time from the first start to the last end, in seconds.
 --
--- In the sqlite3 shell, on labs/out/lab4/lab4.db (B = 4: requests 5 to 8):
---   .param set :run 1
+-- In the sqlite3 shell, on labs/out/lab4/lab4.db (run 1: tiny-hi over HTTP, run 2:
+-- its steps, runs 3, 4: the big sweeps; B = 4: requests 5 to 8):
+--   .param set :run 2
 --   .param set :first 5
 --   .param set :last 8
 --   .param set :batch 4
