@@ -323,7 +323,7 @@ static void write_json(lab *L) {
     snprintf(path, sizeof path, "%s/lab%d.json", L->out, L->n);
     char *s = cJSON_Print(j);
     FILE *f = fopen(path, "w");
-    if (f && s) fputs(s, f);
+    if (f && s) fprintf(f, "%s\n", s);
     if (f) fclose(f);
     if (L->json && s) puts(s);
     free(s);

@@ -1,8 +1,14 @@
 #!/bin/sh
 # `hipath lab 1..7` end to end on the default model on the simulated GPU:
 # each exits 0 and writes its CSV/JSON with the sheet's columns and at least
-# one row carrying both a prediction and a measurement; lab 1's counts against
-# the config read here; each labs/sql/ query run by hand in the sqlite3 shell. `run --analytic`: the 14B model on a W7900 traces as
+# one row carrying both a prediction and a measurement, prints the same JSON
+# with --json, draws its chart where matplotlib is (and says in one line,
+# exit 0, where it is not), prints its 'done' line after the table and
+# leaves its database as one file; lab 1's counts against the config read
+# here; every figure the answer keys quote against this run
+# (tests/check_lab_keys.py); each labs/sql/ query, and each SQL block of the
+# sheets, run by hand in the sqlite3 shell; lab 7's by-hand 2x profile made
+# without lab 7. `run --analytic`: the 14B model on a W7900 traces as
 # analytic (every layer-1 slice modeled, weights accounted as the config's
 # parameter count says, little host memory); a 70B model is refused on it.
 cd "$(dirname "$0")/.." || exit 1
@@ -18,9 +24,31 @@ rm -rf "$OUT"; mkdir -p "$OUT" || exit 1
 fail=0
 
 for n in 1 2 3 4 5 6 7; do
-  "$HIPATH" lab $n --device sim:w7900 --model $MODEL --out $OUT/lab$n > $OUT/lab$n.txt 2> $OUT/lab$n.err ||
+  "$HIPATH" lab $n --json --device sim:w7900 --model $MODEL --out $OUT/lab$n > $OUT/lab$n.stdout.json 2> $OUT/lab$n.err ||
     { echo "FAIL lab $n: exit $?: $(grep hipath: $OUT/lab$n.err | head -n 1)"; fail=1; }
+  cmp -s $OUT/lab$n.stdout.json $OUT/lab$n/lab$n.json || { echo "FAIL lab $n --json: stdout is not lab$n.json"; fail=1; }
+  ls $OUT/lab$n/lab$n.db-wal $OUT/lab$n/lab$n.db-shm 2>/dev/null | grep -q . && { echo "FAIL lab $n: -wal/-shm left beside lab$n.db"; fail=1; }
 done
+
+# The charts, where some python3 has matplotlib (the lab's own rule); without
+# it (an import that fails, through PYTHONPATH) one line, exit 0, the numbers written.
+if python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  for n in 1 2 3 4 5 6 7; do
+    [ -s $OUT/lab$n/lab$n.png ] && [ -s $OUT/lab$n/lab$n.svg ] || { echo "FAIL lab $n: no chart: $(tail -n 3 $OUT/lab$n.err)"; fail=1; }
+  done
+else
+  echo "note: no python3 with matplotlib here: the charts are not checked"
+fi
+mkdir -p $OUT/nompl/matplotlib && echo 'raise ImportError("hidden by check_labs.sh")' > $OUT/nompl/matplotlib/__init__.py
+PYTHONPATH=$OUT/nompl "$HIPATH" lab 1 --device sim:w7900 --model $MODEL --out $OUT/nompl/lab1 > /dev/null 2> $OUT/nompl.err ||
+  { echo "FAIL lab 1 without matplotlib: exit $?"; fail=1; }
+[ "$(grep -c 'no charts' $OUT/nompl.err)" -eq 1 ] && [ -s $OUT/nompl/lab1/lab1.json ] && [ ! -e $OUT/nompl/lab1/lab1.png ] ||
+  { echo "FAIL lab 1 without matplotlib: not one line and the numbers: $(cat $OUT/nompl.err)"; fail=1; }
+
+# The table, then the done line: stdout and stderr into one file, in order.
+"$HIPATH" lab 1 --device sim:w7900 --model $MODEL --out $OUT/order > $OUT/order.txt 2>&1
+last_row=$(grep -n '^e2e_ms' $OUT/order.txt | cut -d: -f1); done_at=$(grep -n '^lab 1: done' $OUT/order.txt | cut -d: -f1)
+[ -n "$last_row" ] && [ -n "$done_at" ] && [ "$done_at" -gt "$last_row" ] || { echo "FAIL lab 1: the done line is not after the table"; fail=1; }
 
 python3 - "$OUT" "$MODEL" <<'PY' || fail=1
 import csv, json, sys
@@ -54,6 +82,30 @@ kvpt = 2 * 4 * c["num_hidden_layers"] * c["num_key_value_heads"] * c.get("head_d
 if abs(float(r2["kv_bytes_per_token"]["measured"]) - kvpt) > 1e-6: print(f"FAIL lab 2: measured kv_bytes_per_token != {kvpt}"); bad = 1
 sys.exit(bad)
 PY
+
+# Every figure the answer keys quote, against this run.
+python3 tests/check_lab_keys.py "$OUT" || fail=1
+
+# Each SQL block of the sheets (en, zh), as a student would paste it, on its
+# lab's trace with :run 1 and :req 2: no error, and some rows.
+for f in labs/lab[1-7]-*.md; do
+  n=$(basename "$f" | cut -c4)
+  got=$(awk '/^```sql/{f=1;next} /^```/{f=0} f' "$f" | { echo ".param set :run 1"; echo ".param set :req 2"; cat; } |
+        sqlite3 -bail $OUT/lab$n/lab$n.db 2>&1)
+  case "$got" in
+    *rror*|"") echo "FAIL $f: its SQL in the sqlite3 shell: $(echo "$got" | grep -m 2 rror)"; fail=1;;
+    *) echo "ok $f: its SQL, $(echo "$got" | wc -l) rows";;
+  esac
+done
+
+# Lab 7's sheet makes its 2x profile by hand (hipath lab 7 need not have run):
+# its python3 block, run as written, gives a profile `run --device sim:FILE` takes.
+mkdir -p $OUT/byhand/traces
+awk '/^python3 - <<.EOF.$/{f=1} f{print} /^EOF$/{f=0}' labs/lab7-amdahl.md > $OUT/byhand/profile.sh
+sed -i "s|layers/gpu/profiles/|$PWD/layers/gpu/profiles/|" $OUT/byhand/profile.sh
+( cd $OUT/byhand && sh profile.sh ) && "$HIPATH" run --device sim:$OUT/byhand/traces/w7900-2x.json --model $MODEL --max-tokens 2 \
+  --trace-db $OUT/byhand/run.db --perfetto $OUT/byhand/run.pftrace "Hi" > /dev/null 2> $OUT/byhand.err ||
+  { echo "FAIL lab 7's by-hand 2x profile: $(tail -n 2 $OUT/byhand.err)"; fail=1; }
 
 # Each query of labs/sql/ in the sqlite3 shell as its header tells a student
 # (its .param set lines, then .read), on its lab's trace (lab 1's for the
