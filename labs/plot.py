@@ -91,7 +91,7 @@ def lab3(doc, ax):
         ax.bar([i + j * w for i in range(len(runs))], v, w, label=name)
     ax.set_xticks([i + 0.4 - w / 2 for i in range(len(runs))], labels, fontsize=8)
     ax.set_yscale("log")
-    ax.set_ylabel("seconds per decode step (B = 1)")
+    ax.set_ylabel("s a decode step, B = 1 (bound, launches: predicted;\ndevice: modeled; step: mixed, on cpu measured)", fontsize=8)
     ax.set_title("Lab 3: one decode step against its bound")
     ax.legend(fontsize=8)
 
@@ -115,8 +115,8 @@ def lab4(doc, ax):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
         a.set_xlabel("batch B (sequences in a decode step)")
-    thr.set_ylabel("throughput (tokens/s)")
-    tpot.set_ylabel("TPOT = decode step (s)")
+    thr.set_ylabel("throughput, tokens/s (by the step: mixed;\nby the device time: modeled)", fontsize=8)
+    tpot.set_ylabel("TPOT = the decode step, s (mixed)", fontsize=8)
     thr.set_title("Lab 4: throughput against B; B* dotted, knee dash-dot", fontsize=9)
     tpot.set_title("each user waits one step a token", fontsize=9)
     thr.legend(fontsize=6)
@@ -133,7 +133,7 @@ def lab5(doc, ax):
         a.set_xscale("log", base=2)
         a.set_yscale("log")
         a.set_xlabel("prompt tokens P")
-        a.set_ylabel("seconds")
+        a.set_ylabel(f"s (TTFT, prefill step: {clock(dev, 'step')}; device: {clock(dev, 'device')})", fontsize=8)
         a.set_title(f"Lab 5: {model} @ {dev}", fontsize=9)
         a.legend(fontsize=7)
 
@@ -148,7 +148,7 @@ def lab6(doc, ax):
         pts = points(doc, q, "context", col, model=model)
         xy(steps, [(x, (y - pts[0][1]) * 1e6) for x, y in pts], style, label=name)
     steps.set_xlabel("mean context of the decode steps (tokens)")
-    steps.set_ylabel("growth since the shortest context (us)")
+    steps.set_ylabel(f"growth since the shortest context, us\n(step: {clock(dev, 'step')}; device: {clock(dev, 'device')})", fontsize=8)
     steps.set_title(f"Lab 6: {model} @ {dev}: the step grows with the context", fontsize=9)
     steps.legend(fontsize=7)
     for b in sorted({r["batch"] for r in rows(doc, "t_lower", model="qwen3-8b")}):
@@ -178,7 +178,7 @@ def lab7(doc, ax):
             text += f"\n2x: Amdahl {r['predicted']:.2f}x\nmeasured {r['measured']:.2f}x"
         ax.text(i, 1.02, text, ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, 1.35)
-    ax.set_ylabel("share of request 2's e2e")
+    ax.set_ylabel("share of request 2's e2e (mixed):\ndevice modeled, host mixed", fontsize=8)
     ax.set_title("Lab 7: where a request's time goes, and what a 2x GPU buys", fontsize=10)
     ax.tick_params(axis="x", labelsize=7)
     ax.legend(fontsize=7, loc="center right")
