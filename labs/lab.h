@@ -4,7 +4,8 @@
  * requests through an in-process server into OUT/labN.db (a session),
  * predicts with the calculator (labs/bounds.h), measures with the SQL of
  * labs/sql/ on the trace, and writes one row per (sweep point, quantity): a
- * table on stdout, OUT/labN.csv and OUT/labN.json.
+ * table on stdout (or, with --json, the JSON), OUT/labN.csv and OUT/labN.json,
+ * whose chart labs/plot.py draws.
  */
 #ifndef HIPATH_LAB_H
 #define HIPATH_LAB_H
