@@ -33,6 +33,10 @@ extern "C" {
 
 #define HD __host__ __device__
 
+#ifndef HIP_DYNAMIC_SHARED   /* HIP's own macro; nvcc and the run-time compilers lack it */
+#define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
+#endif
+
 /* An fp16 bit pattern as f32 (exact): the device's conversion instruction,
  * and on the host (tests/check_hip_quant.sh) the same by hand. */
 HD inline float half_to_float(uint16_t h) {

@@ -78,17 +78,21 @@ void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float t
     end_tokens(&c, backend_now()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
 }
 
-void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * n * c->kv_dim);
-    end_tokens(&cost, backend_now()->kv_append(&cost, c, s, l, pos0, k, v, n), n);
+void op_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v) {
+    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * b->T * c->kv_dim);
+    end_tokens(&cost, backend_now()->kv_append(&cost, c, b, l, k, v), b->T);
 }
 
-void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
-                  int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
-    double keys = (double)n * pos0 + (double)n * (n + 1) / 2;   /* sum over queries of positions seen */
-    double kv_read = 2.0 * sizeof(float) * (pos0 + n) * n_kv_heads * head_dim;
-    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * n * n_heads * head_dim);
-    end_tokens(&cost, backend_now()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim), n);
+/* Each row reads its sequence's keys 0..its position; each sequence's K
+ * and V are read once (its rows share them in one workgroup's LDS). */
+void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+                  int n_heads, int n_kv_heads, int head_dim) {
+    double keys = 0, kv_read = 0;
+    for (int t = 0; t < b->T; t++) keys += b->pos[t] + 1.0;
+    for (int i = 0; i < b->n_seqs; i++)
+        kv_read += 2.0 * sizeof(float) * (b->pos[b->row0[i + 1] - 1] + 1) * n_kv_heads * head_dim;
+    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * b->T * n_heads * head_dim);
+    end_tokens(&cost, backend_now()->attention(&cost, out, q, c, b, l, n_heads, n_kv_heads, head_dim), b->T);
 }
 
 void op_silu_mul(float *g, const float *u, int T, int n) {
