@@ -31,6 +31,8 @@
 typedef struct {
     const char *name;     /* the op's name in the trace ("q_proj") */
     double flops, bytes;
+    dtype dt;             /* the weights' dtype of a matmul (a simulated device runs it at that
+                             dtype's peak, as vendor GEMMs on matrix cores do); else DT_F32 */
     int64_t step;         /* engine step, for the trace */
     uint64_t t0;          /* when layer 4 began the op (trace_now_ns()); 0: unread */
 } kcost;

@@ -132,3 +132,12 @@ out:
     cJSON_Delete(j);
     return rc;
 }
+
+double gpu_profile_peak(const gpu_profile *p, dtype dt) {
+    switch (dt) {
+    case DT_F16:  return p->peak.fp16;
+    case DT_BF16: return p->peak.bf16;
+    case DT_Q8_0: case DT_Q4_0: case DT_Q4_1: return p->peak.int8;
+    default:      return p->peak.fp32;
+    }
+}

@@ -5,6 +5,8 @@
 #ifndef HIPATH_GPU_PROFILE_H
 #define HIPATH_GPU_PROFILE_H
 
+#include "layers/common/dtype.h"
+
 typedef struct {
     char name[128];          /* "AMD Radeon PRO W7900" */
     char arch[64];           /* "RDNA3 (gfx1100)" */
@@ -24,6 +26,11 @@ typedef struct {
  * to a JSON file (anything with a '/' or ending in .json). 0, or -1 with a
  * one-line reason naming the file and key. */
 int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int errlen);
+
+/* The peak a kernel computing with weights of dtype dt reaches: F16 and
+ * BF16 on matrix cores at theirs, the GGUF block formats at int8's (0 when
+ * the profile gives none), anything else at fp32's. */
+double gpu_profile_peak(const gpu_profile *p, dtype dt);
 
 /* The known profile names, ", "-separated, into buf (for help text). */
 void gpu_profile_list(char *buf, int len);

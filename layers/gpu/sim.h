@@ -6,6 +6,8 @@
  * of the device (Pi / CUs, beta / CUs), so the grid goes out in
  * waves = ceil(G / CUs) rounds, each taking as long as one workgroup:
  *   t_wave = max((F/G) / (Pi/CUs), (R/G) / (beta/CUs))
+ * where Pi is the rate the kernel computes at: a matmul's at the peak of
+ * its weights' dtype (matrix cores), any other kernel at fp32's.
  *   t      = waves * t_wave + launch latency
  * A grid that fills every CU k times gives max(F/Pi, R/beta), the bound;
  * a grid of 2 workgroups on 96 CUs gives 48 times it: 94 CUs sit idle.
@@ -25,7 +27,7 @@ typedef struct {
 
 /* Model one launch. 0, or -1 with a reason (a profile without peak,
  * bandwidth or CUs, or an empty grid). */
-int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes,
+int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes, double peak,
               sim_kernel *k, char *err, int errlen);
 
 /* The simulated device's timeline (one stream, in order). Times are on the

@@ -17,7 +17,7 @@ void ops_set_where(int64_t req, int64_t step) { where_req = req; where_step = st
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
     int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, where_step, timed ? trace_now_ns() : 0 };
+    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0 };
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the
@@ -68,6 +68,7 @@ void op_matmul(const char *name, float *y, const float *x, const tensor *Wt, con
     int N = (int)Wt->shape[0], K = (int)Wt->shape[1];
     double wbytes = (double)dtype_row_bytes(Wt->dt, K) * N;
     kcost c = begin(name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N));
+    c.dt = Wt->dt;
     uint64_t t1 = backend_now()->matmul(&c, y, x, Wt, b, T, N, K);
     end(&c, t1, TRACE_ARGS(TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes), TA_DBL("weight_bytes", wbytes),
                            TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K), TA_LIT("dtype", dtype_name(Wt->dt))));

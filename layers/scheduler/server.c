@@ -363,12 +363,14 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     if (o->reply && force_reply(s, o->reply, err, errlen)) goto fail_tok;
 
     const char *base = o->served_name;
-    if (!base) {   /* the folder's name, without a trailing slash */
+    if (!base) {   /* the folder's name, without a trailing slash (a config's: its file's, less .config.json) */
         size_t n = strlen(o->model_dir);
         while (n > 1 && o->model_dir[n - 1] == '/') n--;
         size_t b = n;
         while (b > 0 && o->model_dir[b - 1] != '/') b--;
         snprintf(s->name, sizeof s->name, "%.*s", (int)(n - b), o->model_dir + b);
+        char *ext = strstr(s->name, ".config.json");
+        if (ext || (ext = strstr(s->name, ".json"))) *ext = 0;
     } else {
         snprintf(s->name, sizeof s->name, "%s", base);
     }
