@@ -32,7 +32,7 @@ __global__ void kv_append_kernel(float *K, float *V, const int *blocks, int l, i
 __global__ void attention_kernel(float *out, const float *q, const float *K, const float *V, const int *blocks, int l,
                                  int pos0, int n, int n_heads, int group, int head_dim, int n_blocks_pool, int BS,
                                  int kv_dim, int rows) {
-    extern __shared__ float tile[];                 /* K then V: [BS][head_dim] each */
+    HIP_DYNAMIC_SHARED(float, tile)                 /* K then V: [BS][head_dim] each */
     float *Ks = tile, *Vs = tile + BS * head_dim;
     int h = blockIdx.x % n_heads, i0 = (blockIdx.x / n_heads) * rows;
     int w = threadIdx.x / warpSize, lane = threadIdx.x % warpSize, i = i0 + w;
