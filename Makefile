@@ -119,7 +119,7 @@ hip-cpu: build/hip-cpu/asan/hip_cpu_test
 hip-cpu-tsan: build/hip-cpu/tsan/hip_cpu_test
 	./$<
 hip-cpu-mutants: $(call hip_cpu_obj,asan) $(call hip_cpu_obj,tsan)
-	@sh tests/hip_cpu/mutants.sh
+	@CXX="$(CXX)" ASAN="$(HIP_CPU_SAN_asan)" TSAN="$(HIP_CPU_SAN_tsan)" sh tests/hip_cpu/mutants.sh
 build/hip-cpu/asan/hip_cpu_test: $(call hip_cpu_obj,asan)
 build/hip-cpu/tsan/hip_cpu_test: $(call hip_cpu_obj,tsan)
 build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp kernels/hip/hip_cpu.h $(JIT_HDR)

@@ -57,6 +57,28 @@ namespace hip_cpu {
 inline void *lds;   /* the launch's dynamic LDS */
 struct stop {};     /* unwinds a lane once the launch has failed */
 
+/* ThreadSanitizer should see the order a GPU gives and no more: a barrier
+ * orders its workgroup, a shuffle its wavefront. The runtime's one mutex
+ * would order every lane that takes it and hide races, so TSan is told to
+ * ignore the runtime (its fields and its mutex) and given those edges by
+ * hand: each lane releases a sync object as it arrives and acquires it as
+ * it leaves (two objects, alternating: a lane may reach the next wait
+ * before the others have left this one). */
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void *), __tsan_release(void *), __tsan_ignore_thread_begin(), __tsan_ignore_thread_end();
+extern "C" void AnnotateIgnoreSyncBegin(const char *, int), AnnotateIgnoreSyncEnd(const char *, int);
+struct quiet {
+    quiet() { __tsan_ignore_thread_begin(); AnnotateIgnoreSyncBegin(__FILE__, __LINE__); }
+    ~quiet() { AnnotateIgnoreSyncEnd(__FILE__, __LINE__); __tsan_ignore_thread_end(); }
+};
+inline void arrive(char *o) { AnnotateIgnoreSyncEnd(__FILE__, __LINE__); __tsan_release(o); AnnotateIgnoreSyncBegin(__FILE__, __LINE__); }
+inline void leave(char *o) { AnnotateIgnoreSyncEnd(__FILE__, __LINE__); __tsan_acquire(o); AnnotateIgnoreSyncBegin(__FILE__, __LINE__); }
+#else
+struct quiet { quiet() {} };
+inline void arrive(char *) {}
+inline void leave(char *) {}
+#endif
+
 /* Where a lane is: what NULL when it runs, else a wait or RETURNED. */
 struct site { const char *what, *file; int line; };
 inline const char RETURNED[] = "returned";
@@ -70,6 +92,7 @@ struct wave {
     float val[2][64];
     site at;
     std::condition_variable cv;
+    char sync[2];                 /* for TSan */
 };
 
 /* The launch in progress; every field under mu. */
@@ -78,6 +101,7 @@ struct launch_state {
     std::condition_variable cv;   /* the barrier, and the end of a workgroup */
     int block, live, blocked, arrived, gen, ended, wg;
     site bar;                     /* the barrier the arrived lanes wait at */
+    char bar_sync[2], wg_sync[2]; /* for TSan */
     std::vector<site> at;         /* per lane */
     std::vector<wave> waves;
     std::string err;
@@ -135,27 +159,31 @@ inline void settle() {
     }
 }
 
-/* Arrive at s (the workgroup's barrier or a wavefront's shuffle), then wait for gen to move on. */
-inline void wait(std::unique_lock<std::mutex> &g, std::condition_variable &cv, const int &gen) {
+/* Having arrived at the workgroup's barrier or a wavefront's shuffle, wait for gen to move on. */
+inline void wait(std::unique_lock<std::mutex> &g, std::condition_variable &cv, const int &gen, char *sync) {
     int seen = gen;
+    arrive(&sync[seen & 1]);
     L->blocked++;
     settle();
     cv.wait(g, [&] { return gen != seen || !L->err.empty(); });
     if (!L->err.empty()) throw stop();
+    leave(&sync[seen & 1]);
     L->at[threadIdx.x].what = nullptr;
 }
 
 inline void barrier(const char *file, int line) {
+    quiet q;
     std::unique_lock<std::mutex> g(L->mu);
     site s = { "__syncthreads", file, line };
     if (L->arrived && !same(s, L->bar)) fail(str(s) + ": other lanes wait at another barrier, " + str(L->bar));
     if (!L->err.empty()) throw stop();
     L->bar = L->at[threadIdx.x] = s;
     L->arrived++;
-    wait(g, L->cv, L->gen);
+    wait(g, L->cv, L->gen, L->bar_sync);
 }
 
 inline float shfl_xor(float v, int mask, const char *file, int line) {
+    quiet q;
     std::unique_lock<std::mutex> g(L->mu);
     int lane = threadIdx.x % warpSize;
     wave &w = L->waves[threadIdx.x / warpSize];
@@ -168,18 +196,20 @@ inline float shfl_xor(float v, int mask, const char *file, int line) {
     w.here[lane] = true;
     w.at = L->at[threadIdx.x] = s;
     w.arrived++;
-    wait(g, w.cv, w.gen);
+    wait(g, w.cv, w.gen, w.sync);
     return w.val[gen & 1][lane ^ mask];
 }
 
 /* A lane has returned from the kernel: wait for the workgroup's others;
  * the last one readies the next workgroup. false: the launch failed. */
 inline bool end_workgroup() {
+    quiet q;
     std::unique_lock<std::mutex> g(L->mu);
     L->at[threadIdx.x] = { RETURNED, "", 0 };
     L->live--, L->waves[threadIdx.x / warpSize].live--;
     if (L->err.empty()) settle();
     int wg = L->wg;
+    arrive(&L->wg_sync[wg & 1]);   /* the next workgroup reuses the static LDS */
     if (++L->ended == L->block) {
         L->ended = 0, L->live = L->block, L->wg++;
         for (int l = 0; l < L->block; l++) L->at[l].what = nullptr, L->waves[l / warpSize].live++;
@@ -187,6 +217,7 @@ inline bool end_workgroup() {
         L->cv.notify_all();
     }
     L->cv.wait(g, [&] { return L->wg != wg || !L->err.empty(); });
+    leave(&L->wg_sync[wg & 1]);
     return L->err.empty();
 }
 
@@ -194,6 +225,11 @@ inline bool end_workgroup() {
  * of dynamic LDS, at wavefront size warpSize. "" or the error. */
 template <typename... P, typename... A>
 std::string launch(void (*fn)(P...), kdims d, size_t lds_bytes, A... args) {
+    /* What a GPU refuses to launch; hipath does not opt in to more than
+     * 48 KiB of dynamic LDS, which NVIDIA requires (AMD allows 64). */
+    if (d.grid < 1 || d.block < 1 || d.block > 1024 || lds_bytes > 48 * 1024 || (warpSize != 32 && warpSize != 64))
+        return "launch refused: grid " + std::to_string(d.grid) + ", block " + std::to_string(d.block) + ", " +
+               std::to_string(lds_bytes) + " bytes of LDS, wave " + std::to_string(warpSize);
     launch_state s;
     s.block = s.live = d.block;
     s.blocked = s.arrived = s.gen = s.ended = s.wg = 0;

@@ -4,15 +4,15 @@
 # a GPU would show (an indexing slip, a wrong reduction, a missing barrier,
 # a wavefront-size assumption, a read past a buffer, divergent sync). The
 # harness is built against the copy and must fail: under AddressSanitizer +
-# UBSan, and for the barriers also under ThreadSanitizer, where a missing
-# barrier is a data race whatever the threads' timing. Prints how each was
-# caught; exits 1 if one survives. Needs the objects `make hip-cpu-mutants` builds.
+# UBSan, and for the barriers also under ThreadSanitizer, which is shown
+# only the order a GPU gives (hip_cpu.h): a missing barrier is a data race
+# even where the values happen to come out right. Prints how each was
+# caught; exits 1 if one survives. Run by `make hip-cpu-mutants`, which
+# builds the twins' objects and passes the compiler and sanitizer flags.
 cd "$(dirname "$0")/../.." || exit 1
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/hip_cpu_mutants.XXXXXX") || exit 1
 trap 'rm -rf "$OUT"' EXIT
-CXX=${CXX:-g++}
-ASAN=${ASAN:--fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer}
-TSAN=${TSAN:--fsanitize=thread}
+: "${ASAN:?run it as make hip-cpu-mutants}" "${TSAN:?}" "${CXX:?}"
 export TSAN_OPTIONS="halt_on_error=1"
 n=0 survived=0
 
