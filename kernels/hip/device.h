@@ -33,7 +33,9 @@ extern "C" {
 
 #define HD __host__ __device__
 
-#ifndef HIP_DYNAMIC_SHARED   /* HIP's own macro; nvcc and the run-time compilers lack it */
+/* Dynamic LDS, sized by the launch: HIP's headers define this macro, and
+ * the CPU runtime (hip_cpu.h) its own; nvcc, nvrtc and hiprtc get this. */
+#ifndef HIP_DYNAMIC_SHARED
 #define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
 #endif
 
