@@ -29,7 +29,9 @@ static const char USAGE[] =
     "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n"
     "  --analytic               shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE            analytic: the model's config.json (Hugging Face)\n"
-    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n";
+    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
+    "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
+    "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n";
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
@@ -37,7 +39,7 @@ int cmd_serve(int argc, char **argv) {
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
         { "jit", 0, 0, 'J' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' }, { "dtype", 1, 0, 'T' },
-        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = NULL, *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
     char adev[200];
@@ -63,6 +65,8 @@ int cmd_serve(int argc, char **argv) {
         case 'A': analytic = 1; break;
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
+        case 't': o.tokenizer_path = optarg; break;
+        case 'r': o.reply = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

@@ -19,7 +19,7 @@ typedef struct {
     int max_model_len;           /* 0: the model's context, capped by the KV cache */
     int max_batch;               /* 0: 32 */
     double kv_cache_mb;          /* 0: 90% of the device's memory left after weights and workspace
-                                    (capped at 1 GiB on sim, 64 on cpu): server.c, size_kv */
+                                    (capped at 256 MiB on sim; 64 on cpu): server.c, size_kv */
     const char *api_key;         /* NULL: no key needed */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
