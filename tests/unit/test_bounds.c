@@ -28,6 +28,19 @@
  * B* = 2 x 1e6 / (2 x 1e3) = 1000.
  * Workspace (B 1, P 4): 4 tokens x (2x8 + 2x8 + 2x4 + 2x16 = 72) x 2 bytes
  * = 576, plus 32 fp32 logits = 128: 704. KV held: 4 x 32 = 128.
+ *
+ * Grouped int8, G = 4 (a bf16 scale per 4 weights along each matrix's input;
+ * the rest bf16): scales per layer, out x in/4: q 8x2 = 16, k 4x2 = 8, v 8,
+ * o 16, gate 16x2 = 32, up 32, down 8x4 = 32: 144, so 288 scales = 576
+ * bytes; linear weights 1152 x 1; the rest (tables 512, norms 40) x 2 =
+ * 1104. Weights 1152 + 576 + 1104 = 2832. b_W = 1 + 2/4 = 1.5; computed in
+ * bf16 (1e6): B* = 1.5 x 1e6 / 2e3 = 750. Decode (B 1, L 4) reads 1728 of
+ * linear weights and scales, LM head 256 x 2 = 512, norms 40 x 2 = 80, one
+ * bf16 embedding row 16: 2336, + KV 128 = 2464.
+ * G = 3 leaves partial groups, each with its scale: ceil(8/3) = 3 and
+ * ceil(16/3) = 6 a row: q 24, k 12, v 12, o 24, gate 48, up 48, down 8x6 =
+ * 48: 216 a layer, 432 = 864 bytes; weights 1152 + 864 + 1104 = 3120.
+ * fp32 compute: the workspace's activations at 4 bytes, 4 x 72 x 4 + 128 = 1280.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +175,52 @@ static void test_variants(void **state) {
     assert_false(r.capacity.fits);
 }
 
+/* Storage and compute dtypes apart, scales counted, the chapter's capacity
+ * conventions: the values worked in the file's comment. */
+static void test_options(void **state) {
+    (void)state;
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+    load(&c, &g, "LlamaForCausalLM", 0);
+    bounds_input in = { "int8", "bf16", 1, 4, 4 };
+    bounds_options opt = { .compute_dtype = "bf16", .group_size = 4 };
+    assert_int_equal(bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err), 0);
+    assert_int_equal(r.params, 1704);
+    NEAR(r.weights_bytes, 2832);
+    NEAR(r.b_w, 1.5);
+    NEAR(r.peak, 1e6);
+    NEAR(r.b_star, 750);
+    NEAR(r.decode.weight_bytes, 2336);
+    NEAR(r.decode.bytes, 2464);
+    NEAR(r.decode.flops, 3072);   /* FLOPs do not depend on storage */
+    opt.group_size = 3;
+    assert_int_equal(bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err), 0);
+    NEAR(r.weights_bytes, 3120);
+    /* Without --compute-dtype int8 weights run at the int8 peak, as before. */
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    NEAR(r.peak, 2e6);
+    NEAR(r.weights_bytes, 1704);
+    NEAR(r.b_star, 1000);
+    /* int4 flat: half a byte a weight. */
+    in.dtype = "int4";
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    NEAR(r.weights_bytes, 852);
+    /* fp32 compute doubles the activations; a fixed workspace replaces the
+     * estimate; decimal GB reads the device's 1e6 bytes as 1e6 / 2^30 GB. */
+    in.dtype = "bf16";
+    opt = (bounds_options){ .compute_dtype = "fp32" };
+    assert_int_equal(bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err), 0);
+    NEAR(r.capacity.workspace_bytes, 1280);
+    NEAR(r.peak, 5e5);
+    opt = (bounds_options){ .workspace_bytes = 100, .decimal_gb = 1 };
+    assert_int_equal(bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err), 0);
+    NEAR(r.capacity.workspace_bytes, 100);
+    NEAR(r.capacity.device_bytes, 1e6 * 1e9 / 1073741824.0);
+    NEAR(r.capacity.total_bytes, 3408 + 128 + 100);
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     model_config c;
@@ -182,6 +241,27 @@ static void test_bad_input(void **state) {
         assert_int_equal(bounds_compute(&c, &g, &CASES[i].in, &r, err, sizeof err), -1);
         assert_non_null(strstr(err, CASES[i].says));
     }
+    struct { bounds_input in; bounds_options opt; const char *says; } OPTS[] = {
+        { { "bf16", "bf16", 1, 4, 4 }, { .group_size = 128 }, "only int8 and int4" },
+        { { "q4_1", "bf16", 1, 4, 4 }, { .group_size = 32 }, "not q4_1" },
+        { { "int8", "bf16", 1, 4, 4 }, { .group_size = -1 }, "group size -1" },
+        { { "int8", "bf16", 1, 4, 4 }, { .compute_dtype = "q4_1" }, "compute dtype 'q4_1'" },
+        { { "int8", "bf16", 1, 4, 4 }, { .workspace_bytes = -1 }, "workspace" },
+    };
+    for (size_t i = 0; i < sizeof OPTS / sizeof *OPTS; i++) {
+        err[0] = 0;
+        assert_int_equal(bounds_compute_with(&c, &g, &OPTS[i].in, &OPTS[i].opt, &r, err, sizeof err), -1);
+        assert_non_null(strstr(err, OPTS[i].says));
+    }
+    /* Sizes past 2^53 parameters (here 1e9 x 1e9 x 1e6 layers) would wrap
+     * an int64 count negative: refused, saying why. */
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    const char *absurd = write_file("broken.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 1000000000,"
+                                    " \"intermediate_size\": 1000000000, \"num_hidden_layers\": 1000000, \"num_attention_heads\": 1000,"
+                                    " \"vocab_size\": 1000}");
+    assert_int_equal(model_config_load(&c, absurd, err, sizeof err), 0);
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "2^53"));
     /* A config without hidden_size is refused by name. */
     const char *p = write_file("broken.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"intermediate_size\": 16}");
     assert_int_equal(model_config_load(&c, p, err, sizeof err), -1);
@@ -196,7 +276,8 @@ static void test_profile_refused(void **state) {
         { "0", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
         { "-5e11", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
         { "1e3", "-1", GOOD_PEAK, "32", "memory_bytes" },
-        { "1e3", "1e6", "\"fp32\": 1, \"fp16\": 1, \"int8\": 1", "32", "peak_flops.bf16" },
+        { "1e3", "1e6", "\"fp32\": 1, \"fp16\": 1, \"bf16\": -1", "32", "peak_flops.bf16" },
+        { "1e3", "1e6", "\"fp32\": 1, \"int8\": \"fast\"", "32", "peak_flops.int8" },
         { "1e3", "1e6", GOOD_PEAK, "48", "wavefront_size" },
         { "1e3", "\"lots\"", GOOD_PEAK, "64", "memory_bytes" },
     };
@@ -210,6 +291,33 @@ static void test_profile_refused(void **state) {
     assert_non_null(strstr(err, "unknown device 'no-such-gpu'"));
     assert_int_equal(gpu_profile_load(&g, write_file("bad.json", "{not json"), err, sizeof err), -1);
     assert_non_null(strstr(err, "not valid JSON"));
+}
+
+/* A profile gives only the peaks its questions use: one without int8
+ * answers a bf16 question; an int8 one is refused naming the file and key,
+ * as is a simulated device without fp32. */
+static void test_profile_peaks(void **state) {
+    (void)state;
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+    double peak;
+    assert_int_equal(model_config_load(&c, tiny_config("LlamaForCausalLM", 0), err, sizeof err), 0);
+    const char *path = profile_json("1e3", "1e6", "\"bf16\": 1e6", "32");
+    assert_int_equal(gpu_profile_load(&g, path, err, sizeof err), 0);
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
+    NEAR(r.peak, 1e6);
+    in.dtype = "int8";
+    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "missing or non-numeric key peak_flops.int8"));
+    /* ... unless int8 weights are computed in bf16. */
+    bounds_options opt = { .compute_dtype = "bf16" };
+    assert_int_equal(bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err), 0);
+    assert_int_equal(gpu_profile_peak(&g, "fp32", &peak, err, sizeof err), -1);
+    assert_non_null(strstr(err, "peak_flops.fp32"));
 }
 
 /* The shipped W7900 profile by name, against the datasheet (run from the
@@ -241,8 +349,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_worked),
         cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_options),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_profile_refused),
+        cmocka_unit_test(test_profile_peaks),
         cmocka_unit_test(test_w7900_datasheet),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
