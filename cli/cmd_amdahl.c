@@ -16,7 +16,7 @@
 
 static const char USAGE[] =
     "usage: hipath amdahl --fraction F [--fraction F ...] --speedup S [--speedup S ...] [options]\n"
-    "  --fraction F   the share of the time that gets faster, 0 to 1: 0.2, 20%% or 1/201\n"
+    "  --fraction F   the share of the time that gets faster, 0 to 1: 0.2, 20% or 1/201\n"
     "  --speedup S    how many times faster that share runs (above 0; inf: it vanishes)\n"
     "  --time T       the whole's time before, in any unit: prints the time after too\n"
     "  --json         one JSON object\n"
