@@ -87,6 +87,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
 $(BUILD)/tests/test_bounds: $(BUILD)/obj/labs/bounds.o
+$(BUILD)/tests/test_amdahl: $(BUILD)/obj/labs/amdahl.o
 $(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
 
 # Benchmarks (bench/): they report numbers, they are not tests.

@@ -8,6 +8,7 @@ int cmd_detokenize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
+int cmd_amdahl(int argc, char **argv);
 int cmd_device(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 

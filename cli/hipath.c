@@ -93,6 +93,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "serve",      cmd_serve,      "OpenAI-compatible HTTP server (layer 6)" },
     { "run",        cmd_run,        "send a chat message through the whole path (layers 8-1), traced" },
     { "bounds",     cmd_bounds,     "capacity and prefill/decode lower bounds of a model on a GPU" },
+    { "amdahl",     cmd_amdahl,     "the whole's speed-up when a share of its time gets faster" },
     { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
     { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
 };

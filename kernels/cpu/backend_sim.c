@@ -22,7 +22,7 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     sim_kernel k;
     char err[256];
     const gpu_profile *g = sim_profile();
-    if (sim_model(g, d.grid, d.block, c->flops, c->bytes, gpu_profile_peak(g, c->dt), &k, err, sizeof err)) {
+    if (sim_model(g, d.grid, d.block, c->flops, c->bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }

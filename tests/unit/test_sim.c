@@ -81,11 +81,11 @@ static void matmul_at_its_dtypes_peak(void **state) {
     p.peak.fp16 = 4 * p.peak.fp32;
     sim_kernel k;
     char err[256];
-    assert_true(gpu_profile_peak(&p, DT_F16) == p.peak.fp16 && gpu_profile_peak(&p, DT_F32) == p.peak.fp32);
-    assert_true(gpu_profile_peak(&p, DT_Q4_1) == 0);
-    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_peak(&p, DT_F16), &k, err, sizeof err), 0);
+    assert_true(gpu_profile_matmul_peak(&p, DT_F16) == p.peak.fp16 && gpu_profile_matmul_peak(&p, DT_F32) == p.peak.fp32);
+    assert_true(gpu_profile_matmul_peak(&p, DT_Q4_1) == 0);
+    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_matmul_peak(&p, DT_F16), &k, err, sizeof err), 0);
     assert_float_equal(k.total_s, 0.25e-3 + 5e-6, 1e-12);
-    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_peak(&p, DT_Q4_1), &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_matmul_peak(&p, DT_Q4_1), &k, err, sizeof err), 0);
     assert_float_equal(k.total_s, 1e-3 + 5e-6, 1e-12);
 }
 
