@@ -96,7 +96,9 @@ static int check_fits(const char *config, const char *dtype, int context) {
     if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
-    if (bounds_compute(&c, &rt_device_now()->prof, &in, &b, err, sizeof err)) return cli_fail("%s", err);
+    /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
+    bounds_options opt = { .compute_dtype = "fp32" };
+    if (bounds_compute_with(&c, &rt_device_now()->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
     if (b.capacity.fits) return 0;
     return cli_fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
                 config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
