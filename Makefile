@@ -17,9 +17,10 @@ PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-# The CLI and the labs (labs/: the calculator, lab N's experiment) sit
-# above every layer; only build/hipath and the tests that need them link them.
-CLI_SRC := $(wildcard cli/*.c labs/*.c)
+# The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
+# front end's server side (web/server/) sit above every layer; only
+# build/hipath and the tests that need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c web/server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
