@@ -51,15 +51,6 @@ static int64_t scalar(sqlite3 *db, const char *sql, int64_t a, int64_t b, int64_
     return v;
 }
 
-int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1) {
-    sqlite3_stmt *st = prep(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM slices "
-                                "WHERE run_id = ?1 AND request = ?2", run, request);
-    int ok = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
-    if (ok) { *t0 = sqlite3_column_int64(st, 0); *t1 = sqlite3_column_int64(st, 1); }
-    sqlite3_finalize(st);
-    return ok ? 0 : -1;
-}
-
 /* The run a request names (?run=), else the server's own. */
 static int64_t default_run(const web *w, sqlite3 *db) {
     return w->run > 0 ? w->run : scalar(db, "SELECT max(id) FROM runs WHERE ?1 = ?1", 0, 0, 0);
