@@ -110,6 +110,7 @@ class Timeline {
   }
 
   draw() {
+    const started = performance.now();
     const cv = this.canvas, dpr = window.devicePixelRatio || 1;
     const W = cv.clientWidth, H = AXIS_H + 8 * LANE_H + 4;
     cv.style.height = H + "px";
@@ -150,6 +151,13 @@ class Timeline {
       g.fillText(hp.t("lanes")[layer], 10, y + LANE_H / 2 + 4);
     }
     this.lanesDrawn = [...lanesDrawn].sort((a, b) => b - a);
+    this.drawMs = performance.now() - started;
+  }
+
+  // A tick's label in the unit of the step, with the digits the step needs.
+  static tick(t, step) {
+    const [f, u] = step >= 1e9 ? [1e9, "s"] : step >= 1e6 ? [1e6, "ms"] : step >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+    return (t / f).toFixed(Math.max(0, Math.ceil(-Math.log10(step / f) - 1e-9))) + " " + u;
   }
 
   axis(g, W) {
@@ -162,7 +170,7 @@ class Timeline {
     for (let t = Math.ceil(v0 / nice) * nice; t <= v1; t += nice) {
       const x = this.x(t);
       g.beginPath(); g.moveTo(x, AXIS_H - 4); g.lineTo(x, AXIS_H + 8 * LANE_H); g.stroke();
-      g.fillText(hp.dur(t), x + 2, 14);
+      g.fillText(Timeline.tick(t, nice), x + 2, 14);
     }
   }
 

@@ -113,15 +113,21 @@ async function one() {
   document.getElementById("zin").onclick = () => tl.zoom(0.5);
   document.getElementById("zout").onclick = () => tl.zoom(2);
   document.getElementById("download").onclick = download;
+  document.getElementById("title").textContent = `${hp.t("request")} ${id}`;
+  // The timeline and the summary (with the journey, slower) are asked for at once; the timeline draws first.
+  const summary = hp.api(`/api/requests/${id}`).then(q => {
+    req = q;
+    document.getElementById("summary").textContent = `${q.model.split("/").pop()} · ${q.device} · ${hp.t("window")} ` +
+      `${hp.dur(q.end_ns - q.start_ns)} · ${q.events} ${hp.t("events")} · ${hp.t("reply")}: ${q.reply ?? ""}`;
+    journey(q.journey);
+  });
   try {
-    req = await hp.api(`/api/requests/${id}`);
-    document.getElementById("title").textContent = `${hp.t("request")} ${id}`;
-    document.getElementById("summary").textContent = `${req.model.split("/").pop()} · ${req.device} · ${hp.t("window")} ` +
-      `${hp.dur(req.end_ns - req.start_ns)} · ${req.events} ${hp.t("events")} · ${hp.t("reply")}: ${req.reply ?? ""}`;
-    journey(req.journey);
-    tl.add(await events(null), true);
+    const first = await events(null);
+    req ??= { start_ns: first.t0, end_ns: first.t1, run: first.run };
+    tl.add(first, true);
     document.body.dataset.timeline = "drawn";
     performance.mark("timeline-drawn");
+    await summary;
   } catch (e) {
     document.getElementById("summary").innerHTML = `<span class="error">${hp.esc(e.message)}</span>`;
   }
@@ -138,6 +144,8 @@ window.hipathTimeline = {
     return b && { x: r.left + (b.x0 + b.x1) / 2, y: r.top + (b.y0 + b.y1) / 2, id: b.item.id, name: b.item.name };
   },
   view: () => tl.view,
+  drawMs: () => tl.drawMs,
+  slices: () => tl.slices.size,
   zoomTo: (a, b) => tl.setView(a, b),
 };
 
