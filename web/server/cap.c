@@ -33,20 +33,25 @@ static const char TRIM[] =
     "COMMIT;"
     "PRAGMA wal_checkpoint(TRUNCATE);";
 
+static int64_t used(sqlite3 *db) {
+    return (one(db, "PRAGMA page_count") - one(db, "PRAGMA freelist_count")) * one(db, "PRAGMA page_size");
+}
+
+/* A quarter at a time until the pages in use are under the cap again. */
 static void trim(web *w) {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(w->db, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) { sqlite3_close(db); return; }
     sqlite3_busy_timeout(db, 30000);
-    int64_t used = (one(db, "PRAGMA page_count") - one(db, "PRAGMA freelist_count")) * one(db, "PRAGMA page_size");
-    if (used > w->cap_mb * 1048576) {
+    int64_t before = used(db), cap = (int64_t)(w->cap_mb * 1048576);
+    for (int round = 0; round < 16 && used(db) > cap; round++) {
         char *msg = NULL;
-        if (sqlite3_exec(db, TRIM, NULL, NULL, &msg) != SQLITE_OK) {
-            fprintf(stderr, "hipath: trace cap: %s\n", msg ? msg : sqlite3_errmsg(db));
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        } else {
-            fprintf(stderr, "hipath: the trace passed %.0f MiB: its oldest quarter of events was deleted\n", w->cap_mb);
-        }
+        int rc = sqlite3_exec(db, TRIM, NULL, NULL, &msg);
+        if (rc != SQLITE_OK) fprintf(stderr, "hipath: trace cap: %s\n", msg ? msg : sqlite3_errmsg(db));
+        if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_free(msg);
+        if (rc != SQLITE_OK) break;
+        if (!round) fprintf(stderr, "hipath: the trace passed %g MiB (%.3g MB in use): its oldest events are being deleted\n",
+                            w->cap_mb, before / 1e6);
     }
     sqlite3_close(db);
 }
