@@ -131,6 +131,10 @@ async function chinese(browser) {
   await page.waitForSelector("nav a.here");
   const nav = await page.$$eval("header nav a", a => a.map(x => x.textContent));
   check(nav.join(",") === "对话,时间线,实验", `a Chinese browser gets the page in Chinese: ${nav}`);
+  await page.goto(base + "/trace/1");
+  await page.waitForSelector("body[data-timeline=drawn]", { timeout: 60000 });
+  await page.waitForSelector("#journey tr");
+  await page.screenshot({ path: `${out}/trace.zh.png`, fullPage: true });
   await page.click("#lang");
   const en = await page.$$eval("header nav a", a => a.map(x => x.textContent));
   check(en.join(",") === "Chat,Timeline,Labs", "the switch turns it to English");
