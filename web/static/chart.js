@@ -70,6 +70,8 @@ function axes(f, sx, sy, xlabel, ylabel, fmtx, fmty) {
 
 function legend(f, items) {
   const g = el("g", {}, f.svg);
+  const wide = Math.max(0, ...items.map(it => it.name.length)) * 6.2 + 34;
+  if (items.length) el("rect", { x: f.m.l + 4, y: f.m.t + 1, width: wide, height: items.length * 14 + 4, fill: "#fff", opacity: 0.85 }, g);
   items.forEach((it, i) => {
     const x = f.m.l + 8, y = f.m.t + 10 + i * 14;
     el("line", { x1: x, x2: x + 18, y1: y - 4, y2: y - 4, stroke: it.color, "stroke-width": 2, "stroke-dasharray": it.dash || "" }, g);
@@ -126,7 +128,8 @@ function barChart(opts) {
   axes(f, sx, sy, opts.xlabel || "", opts.ylabel, () => "", opts.fmty || fmtSI);
   opts.categories.forEach((c, i) => {
     const t = el("text", { x: f.m.l + band * (i + 0.5), y: f.H - f.m.b + 13, "text-anchor": "middle" }, f.svg);
-    t.textContent = c.length > 26 ? c.slice(0, 25) + "…" : c;
+    const fit = Math.max(6, Math.floor(band / 6.5));   // characters a category's band holds
+    t.textContent = c.length > fit ? c.slice(0, fit - 1) + "…" : c;
     titled(t, c);
     let base = opts.ylog ? y0 : 0;
     gs.forEach((g, k) => {

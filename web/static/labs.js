@@ -15,6 +15,7 @@ const pts = (q, x, col = "measured", where = {}) =>
   rows(q, where).filter(r => r[col] != null).map(r => [r[x], r[col]]).sort((a, b) => a[0] - b[0]);
 const distinct = (key, list = doc.result.rows) => [...new Set(list.map(r => r[key]))];
 // A step-like time is mixed on a simulated device (host measured, device modeled), device time modeled; on cpu both measured.
+const c = key => hp.t("c")[key] ?? key;   // a chart's words
 const clock = (device, what) => device.startsWith("cpu") ? hp.t("measured") : hp.t(what === "device" ? "modeled" : "mixed");
 
 function card(title, svg, note) {
@@ -39,16 +40,16 @@ const DRAW = {
     const dev = doc.result.device;
     card(hp.t("labtitle")[1], barChart({
       categories: layers.map(l => hp.t("lanes")[l]), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
-      groups: [{ name: "time in request 2's window", values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
-      `TTFT ${hp.si(rows("ttft_ms")[0]?.measured)} ms, e2e ${hp.si(rows("e2e_ms")[0]?.measured)} ms (${dev}); the layers nest, so they overlap.`);
+      groups: [{ name: c("window2"), values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
+      `TTFT ${hp.si(rows("ttft_ms")[0]?.measured)} ms, e2e ${hp.si(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
   },
   2() {
     const cells = rows("max_kv_tokens", { dtype: "bf16" }).filter(r => r.predicted != null);
     const models = distinct("model", cells), devices = distinct("device", cells);
     card(hp.t("labtitle")[2], barChart({
-      categories: models, ylog: true, ylabel: "KV tokens beside bf16 weights (calculator)", width: 900,
+      categories: models, ylog: true, ylabel: c("kvbeside"), width: 900,
       groups: devices.map(d => ({ name: d, values: models.map(m => Math.max(1, cells.find(r => r.model === m && r.device === d)?.predicted ?? 1)) })) }),
-      "bf16 KV; 1 = the weights alone do not fit. Predicted by the calculator (labs/bounds.c): modeled.");
+      c("kvnote"));
   },
   3() {
     const name = profileName(), p = doc.profiles[name];
@@ -68,12 +69,12 @@ const DRAW = {
     }
     card(hp.t("labtitle")[3], lineChart({ series, xlog: true, ylog: true, xrange: [lo, hi], yrange: [1e6, p ? 2 * Math.max(...Object.values(p.peak)) : 1e15],
       xlabel: hp.t("intensity"), ylabel: hp.t("flops"), xname: "FLOP/B", yname: "FLOP/s", width: 760, height: 420 }),
-      `${hp.t("kernels")}: each point is a kernel's FLOPs and bytes over its time (v_kernel_time of labs/out/lab3/lab3.db). The roofs are the selected profile's datasheet figures.`);
+      `${hp.t("kernels")}: ${c("roofnote")}`);
     const rs = distinct("run_id");
-    const bars = [["t_memory", "predicted", "bound R/β (calculator)"], ["launch_total", "predicted", "launches × latency (predicted)"],
-                  ["gpu_s", "measured", "device time a step (modeled)"], ["step_s", "measured", "step (mixed; measured on cpu)"]];
+    const bars = [["t_memory", "predicted", c("bound_rb")], ["launch_total", "predicted", c("launches")],
+                  ["gpu_s", "measured", c("devstep")], ["step_s", "measured", c("step")]];
     const labels = rs.map(run => { const r = doc.result.rows.find(x => x.run_id === run); return `${r.model} @ ${r.device}`; });
-    card("Lab 3: one decode step against its bound", barChart({ categories: labels, ylog: true, ylabel: "s per decode step (B = 1)", width: 760,
+    card(c("stepbound"), barChart({ categories: labels, ylog: true, ylabel: c("perstep"), width: 760,
       groups: bars.map(([q, col, name]) => ({ name, values: rs.map(run => rows(q, { run_id: run }).find(r => r[col])?.[col] ?? null) })) }));
   },
   4() {
@@ -82,37 +83,37 @@ const DRAW = {
     swept.forEach((r, k) => {
       const at = { model: r.model, device: r.device }, color = PALETTE[k % PALETTE.length];
       thr.push({ name: `${r.model} @ ${r.device}: ${clock(r.device)}`, color, points: pts("throughput", "batch", "measured", at) });
-      thr.push({ name: `… by device time (${clock(r.device, "device")})`, color, dash: "5 3", points: pts("throughput_device", "batch", "measured", at) });
+      thr.push({ name: `… ${c("bydevice")} (${clock(r.device, "device")})`, color, dash: "5 3", points: pts("throughput_device", "batch", "measured", at) });
       tpot.push({ name: `${r.model}: step (${clock(r.device)})`, color, points: pts("tpot", "batch", "measured", at) });
-      tpot.push({ name: "bound decode.t_lower", color, dash: "2 3", dots: false, points: pts("t_step", "batch", "predicted", at) });
+      tpot.push({ name: c("bound_decode"), color, dash: "2 3", dots: false, points: pts("t_step", "batch", "predicted", at) });
       for (const b of rows("b_star", at)) if (b.predicted) marks.push({ x: b.predicted, name: `B* ${b.predicted.toFixed(0)}`, color });
-      for (const b of rows("knee_B", at)) if (b.measured) marks.push({ x: b.measured, name: `knee ${b.measured.toFixed(0)}`, color, dash: "1 3" });
+      for (const b of rows("knee_B", at)) if (b.measured) marks.push({ x: b.measured, name: `${c("knee")} ${b.measured.toFixed(0)}`, color, dash: "1 3" });
     });
-    card(hp.t("labtitle")[4], lineChart({ series: thr, marks, xlog: true, ylog: true, xlabel: "batch B", ylabel: "tokens/s", xname: "B", yname: "tokens/s", width: 700, height: 400 }),
-      "B* (dashed, calculator) = b_W Π / (2β): past it a decode step is compute-bound; the knee is where the measured curve bends.");
-    card("TPOT: each user waits one step a token", lineChart({ series: tpot, xlog: true, ylog: true, xlabel: "batch B", ylabel: "s", xname: "B", yname: "s", width: 560, height: 400 }));
+    card(hp.t("labtitle")[4], lineChart({ series: thr, marks, xlog: true, ylog: true, xlabel: c("batch"), ylabel: hp.t("tokps"), xname: "B", yname: "tokens/s", width: 700, height: 400 }),
+      c("bstar_note"));
+    card(c("tpot"), lineChart({ series: tpot, xlog: true, ylog: true, xlabel: c("batch"), ylabel: "s", xname: "B", yname: "s", width: 560, height: 400 }));
   },
   5() {
     for (const model of distinct("model", rows("ttft"))) {
       const dev = rows("ttft", { model })[0].device;
-      card(`${hp.t("labtitle")[5]} · ${model} @ ${dev}`, lineChart({ xlog: true, ylog: true, xlabel: "prompt tokens P", ylabel: "s", xname: "P", yname: "s", width: 560, height: 380,
+      card(`${hp.t("labtitle")[5]} · ${model} @ ${dev}`, lineChart({ xlog: true, ylog: true, xlabel: c("prompt"), ylabel: "s", xname: "P", yname: "s", width: 560, height: 380,
         series: [{ name: `TTFT (${clock(dev)})`, points: pts("ttft", "prompt_len", "measured", { model }) },
-                 { name: `prefill step (${clock(dev)})`, points: pts("prefill_step", "prompt_len", "measured", { model }) },
-                 { name: `prefill device time (${clock(dev, "device")})`, dash: "5 3", points: pts("prefill_t_device", "prompt_len", "measured", { model }) },
-                 { name: "bound prefill.t_lower", color: "#222", dash: "2 3", dots: false, points: pts("prefill_t_device", "prompt_len", "predicted", { model }) }] }));
+                 { name: `${c("prefill_step")} (${clock(dev)})`, points: pts("prefill_step", "prompt_len", "measured", { model }) },
+                 { name: `${c("prefill_dev")} (${clock(dev, "device")})`, dash: "5 3", points: pts("prefill_t_device", "prompt_len", "measured", { model }) },
+                 { name: c("bound_prefill"), color: "#222", dash: "2 3", dots: false, points: pts("prefill_t_device", "prompt_len", "predicted", { model }) }] }));
     }
   },
   6() {
     const model = distinct("model")[0], dev = rows("step_s", { model })[0]?.device ?? "";
     const grow = (q, col) => { const p = pts(q, "context", col, { model }); return p.map(([x, y]) => [x, (y - p[0][1]) * 1e6]); };
-    card(`${hp.t("labtitle")[6]} · ${model} @ ${dev}`, lineChart({ xlabel: "mean context of the decode steps (tokens)", ylabel: "growth since the shortest context (µs)",
+    card(`${hp.t("labtitle")[6]} · ${model} @ ${dev}`, lineChart({ xlabel: c("ctx"), ylabel: c("growth"),
       xname: "L", yname: "µs", width: 560, height: 380, fmty: v => v.toFixed(2),
-      series: [{ name: `decode step, median (${clock(dev)})`, points: grow("step_s", "measured") },
-               { name: `device time, median (${clock(dev, "device")})`, dash: "5 3", points: grow("t_lower", "measured") },
-               { name: "bound decode.t_lower", color: "#222", dash: "2 3", points: grow("t_lower", "predicted") }] }));
+      series: [{ name: `${c("step_median")} (${clock(dev)})`, points: grow("step_s", "measured") },
+               { name: `${c("dev_median")} (${clock(dev, "device")})`, dash: "5 3", points: grow("t_lower", "measured") },
+               { name: c("bound_decode"), color: "#222", dash: "2 3", points: grow("t_lower", "predicted") }] }));
     const qb = [...new Set(rows("t_lower", { model: "qwen3-8b" }).map(r => r.batch))].sort((a, b) => a - b);
     if (qb.length)
-      card("Qwen3-8B, RTX PRO 6000, bf16: the bound as the KV cache grows (calculator)", lineChart({ xlog: true, ylog: true, xlabel: "context L (tokens)",
+      card(c("qwen"), lineChart({ xlog: true, ylog: true, xlabel: c("ctxL"),
         ylabel: "decode.t_lower (s)", xname: "L", yname: "s", width: 560, height: 380,
         series: qb.map(b => ({ name: `B = ${b}`, points: pts("t_lower", "context", "predicted", { model: "qwen3-8b", batch: b }) })) }));
   },
@@ -121,11 +122,11 @@ const DRAW = {
     const one = (q, d) => rows(q, { device: d })[0]?.measured;
     const share = devs.map(d => one("device_s", d) / one("e2e_s", d)), waves = devs.map(d => one("f_scaled", d));
     card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${rows("e2e_s", { device: d })[0].model.slice(0, 14)} @ ${d}`),
-      ylabel: "share of request 2's e2e", yrange: [0, 1.05], width: 820, height: 380, fmty: v => (v * 100).toFixed(0) + "%",
-      groups: [{ name: "kernel waves: what a 2x GPU halves (modeled)", color: "#3b7dd8", values: waves },
-               { name: "device: launch latency and copies (modeled)", color: "#8fc1e8", values: share.map((s, i) => s - waves[i]) },
-               { name: "host (mixed)", color: "#e0892b", values: share.map(s => 1 - s) }] }),
-      devs.map(d => rows("speedup_amdahl", { device: d }).map(r => `${d}: 2x → Amdahl ${r.predicted?.toFixed(3)}x, measured ${r.measured?.toFixed(3)}x`).join("")).filter(Boolean).join(" · "));
+      ylabel: c("e2eshare"), yrange: [0, 1.05], width: 820, height: 380, fmty: v => (v * 100).toFixed(0) + "%",
+      groups: [{ name: c("waves"), color: "#3b7dd8", values: waves },
+               { name: c("fixed"), color: "#8fc1e8", values: share.map((s, i) => s - waves[i]) },
+               { name: c("host"), color: "#e0892b", values: share.map(s => 1 - s) }] }),
+      devs.map(d => rows("speedup_amdahl", { device: d }).map(r => `${d}: 2x → ${c("amdahl")} ${r.predicted?.toFixed(3)}x, ${c("measured_x")} ${r.measured?.toFixed(3)}x`).join("")).filter(Boolean).join(" · "));
   },
 };
 
@@ -156,7 +157,7 @@ async function main() {
   }
   if (!N) return;
   nav.hidden = true;
-  document.getElementById("lab-title").textContent = `Lab ${N}: ${hp.t("labtitle")[N]}`;
+  document.getElementById("lab-title").textContent = `${hp.t("lab")} ${N}: ${hp.t("labtitle")[N]}`;
   sel.innerHTML = `<option value="">${hp.esc(hp.t("default_run"))}</option>` +
     (hp.info?.profiles ?? []).map(p => `<option>${hp.esc(p)}</option>`).join("");
   const run = document.getElementById("run");
