@@ -16,7 +16,7 @@ PID=$!
 for i in $(seq 1 600); do grep -q "follow it at" $OUT/run.err && break; kill -0 $PID 2>/dev/null || break; sleep 0.2; done
 URL=$(sed -n 's/.*follow it at \(http[^ ]*\).*/\1/p' $OUT/run.err)
 [ -n "$URL" ] || { echo "hipath run --web did not start:"; tail $OUT/run.err; kill $PID 2>/dev/null; exit 1; }
-echo "events in the request's window: $(sqlite3 $OUT/bench.db "SELECT events FROM (SELECT count(*) events FROM slices)")"
+echo "events in the trace: $(sqlite3 $OUT/bench.db "SELECT count(*) FROM slices")"
 node tests/web/check.js --measure "$URL" $OUT $NPM
 kill -INT $PID
 wait $PID
