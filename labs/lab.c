@@ -8,11 +8,13 @@
 #include "kernels/backend.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
+#include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT, the text of labs/plot.py */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- rows ---------------------------------------------------------- */
@@ -60,14 +62,14 @@ void lab_row(lab *L, const char *q, const char *unit, double pred, double meas, 
     cJSON_AddStringToObject(o, "measured_from", mfrom);
     cJSON_AddStringToObject(o, "reading", reading);
     cJSON_AddItemToArray(L->rows, o);
-    if (L->quiet) return;
-    if (!L->printed++) printf("%-26s %-28s %5s %5s %12s %12s %8s  %s\n", "quantity", "model @ device", "B", "P", "predicted", "measured", "ratio", "reading");
-    char who[64], pr[16] = "", me[16] = "", ra[16] = "";
-    snprintf(who, sizeof who, "%.14s @ %.13s", p->model ? p->model : "", p->device ? p->device : "");
+    if (L->quiet || L->json) return;
+    if (!L->printed++) printf("%-26s %-54s %5s %5s %12s %12s %8s  %s\n", "quantity", "model @ device", "B", "P", "predicted", "measured", "ratio", "reading");
+    char who[55], pr[16] = "", me[16] = "", ra[16] = "";
+    snprintf(who, sizeof who, "%s @ %s", p->model ? p->model : "", p->device ? p->device : "");
     if (!isnan(pred)) snprintf(pr, sizeof pr, "%.4g", pred);
     if (!isnan(meas)) snprintf(me, sizeof me, "%.4g", meas);
     if (!isnan(ratio)) snprintf(ra, sizeof ra, "%.3g", ratio);
-    printf("%-26s %-28s %5d %5d %12s %12s %8s  %s\n", q, who, p->batch, p->prompt_len, pr, me, ra, reading);
+    printf("%-26s %-54s %5d %5d %12s %12s %8s  %s\n", q, who, p->batch, p->prompt_len, pr, me, ra, reading);
 }
 
 /* ---- the model and the calculator ---------------------------------- */
@@ -109,8 +111,8 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
 
-int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
-    char err[512], pf[1100];
+int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto) {
+    char err[512], pf[1100], cmd[1400];
     if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
     else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
     if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
@@ -119,25 +121,36 @@ int lab_session_begin(lab *L, const char *device, const char *model, const char 
     L->session_on_cpu = d->driver == &rt_host;   /* the host itself: no GPU to predict */
     L->session_modeled = d->driver->modeled;
     L->gpu = d->prof;
-    if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) return -1;
-    const char *pftrace = pf;
-    char *argv[] = { "lab", (char *)device, (char *)model };
-    if (cli_trace_open(3, argv, L->db, &pftrace, model)) return -1;
+    if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { backend_close(); return -1; }
+    snprintf(cmd, sizeof cmd, "hipath lab %d %s %s", L->n, device, model);
+    trace_run_info info = { .db_path = L->db, .perfetto_path = perfetto ? pf : NULL, .command = cmd, .model = model,
+                            .device = d->name, .clock_domain = d->driver->clock_domain };
+    if (trace_open(&info, err, sizeof err)) { backend_close(); return cli_fail("%s", err); }
     L->run = trace_run_id();
-    server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
-                      .open_text = tokenizer_open_text };
-    if (!(L->srv = server_start(&o, err, sizeof err))) { trace_close(err, sizeof err); backend_close(); return cli_fail("%s", err); }
-    snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
     fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
     return 0;
 }
 
-int lab_session_end(lab *L) {
+int lab_trace_end(void) {
     char err[512];
-    server_stop(L->srv);
-    L->srv = NULL;
     backend_close();
     return trace_close(err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
+    char err[512];
+    if (lab_trace_begin(L, device, model, 1)) return -1;
+    server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
+                      .open_text = tokenizer_open_text };
+    if (!(L->srv = server_start(&o, err, sizeof err))) { lab_trace_end(); return cli_fail("%s", err); }
+    snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
+    return 0;
+}
+
+int lab_session_end(lab *L) {
+    server_stop(L->srv);
+    L->srv = NULL;
+    return lab_trace_end();
 }
 
 typedef struct { chat_request q; chat_result r; } call;
@@ -267,19 +280,20 @@ int lab_measure_request(const lab *L, int64_t req, lab_request *m) {
         .ops_per_step = lab_col(&q, "ops_per_step"), .flops_per_step = lab_col(&q, "flops_per_step"),
         .bytes_per_step = lab_col(&q, "bytes_per_step"), .weight_bytes_per_step = lab_col(&q, "weight_bytes_per_step"),
         .kv_bytes_per_step = lab_col(&q, "kv_bytes_per_step"), .launches_per_step = lab_col(&q, "launches_per_step"),
-        .gpu_s = lab_col(&q, "gpu_s"), .step_s = lab_col(&q, "step_s"), .step_s_slope = lab_col(&q, "step_s_slope"),
+        .gpu_s = lab_col(&q, "gpu_s"), .step_s = lab_col(&q, "step_s"), .gpu_s_slope = lab_col(&q, "gpu_s_slope"),
         .kv_allocs = lab_col(&q, "kv_allocs"), .kv_blocks_end = lab_col(&q, "kv_blocks_end") };
     return lab_sql_close(&q);
 }
 
 int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
     lab_query q;
-    for (int l = 0; l <= 8; l++) layer[l] = (lab_layer){ NA, NA, NA, NA };
+    for (int l = 0; l <= 8; l++) layer[l] = (lab_layer){ NA, NA, NA, NA, NA };
     if (lab_sql_open(L, &q, SQL_REQUEST_LAYERS, (lab_args){ .req = req })) return -1;
     while (lab_sql_next(&q)) {
         int l = (int)lab_col(&q, "layer");
         if (l >= 1 && l <= 8)
-            layer[l] = (lab_layer){ lab_col(&q, "top_s"), lab_col(&q, "top_measured_s"), lab_col(&q, "all_s"), lab_col(&q, "up_bytes") };
+            layer[l] = (lab_layer){ lab_col(&q, "top_s"), lab_col(&q, "top_measured_s"), lab_col(&q, "all_s"), lab_col(&q, "up_bytes"),
+                                    lab_col(&q, "scaled_s") };
     }
     return lab_sql_close(&q);
 }
@@ -288,7 +302,8 @@ int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
 
 static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7 };
 
-/* OUT/labN.json: the lab, its device and profile, the rows. */
+/* OUT/labN.json: the lab, its device and profile, the rows; with --json
+ * on stdout too. */
 static void write_json(lab *L) {
     char path[1100], err[512];
     gpu_profile g;
@@ -310,12 +325,43 @@ static void write_json(lab *L) {
     FILE *f = fopen(path, "w");
     if (f && s) fputs(s, f);
     if (f) fclose(f);
+    if (L->json && s) puts(s);
     free(s);
     cJSON_Delete(j);
 }
 
-int lab_run(int n, const char *device, const char *model, const char *out) {
-    lab L = { .n = n, .model = model, .out = out };
+/* The trace database as one file: out of WAL mode, so no -wal and -shm
+ * files stay beside it (a read-only reader cannot remove them). */
+static void settle_db(const char *path) {
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    sqlite3_close(db);
+}
+
+/* The charts: labs/plot.py (embedded, as the SQL is) on OUT/labN.json,
+ * writing OUT/labN.png and .svg, by the first python3 with matplotlib:
+ * the one on PATH (which may be pyenv's), else Debian's, where `make`
+ * installs python3-matplotlib. The numbers are the lab, so a missing
+ * plotter is one line, not a failure. All it says goes to stderr: stdout
+ * may be --json. */
+static int plot(const lab *L) {
+    char cmd[2800], q[2200];
+    size_t k = 0;
+    for (const char *c = L->out; *c && k + 5 < sizeof q; c++) k += snprintf(q + k, sizeof q - k, *c == '\'' ? "'\\''" : "%c", *c);
+    snprintf(cmd, sizeof cmd, "for py in python3 /usr/bin/python3; do "
+                              "$py -c 'import matplotlib' 2>/dev/null && exec $py - '%s/lab%d.json' 1>&2; done; exit 3", q, L->n);
+    fflush(stdout);
+    FILE *p = popen(cmd, "w");
+    if (p) fputs(LAB_PLOT, p);
+    int st = p ? pclose(p) : -1;
+    if (st == -1 || !WIFEXITED(st)) fprintf(stderr, "lab %d: no charts: cannot run a shell\n", L->n);
+    else if (WEXITSTATUS(st) == 3) fprintf(stderr, "lab %d: no charts: no python3 with matplotlib (apt-get install python3-matplotlib); the CSV and JSON are written\n", L->n);
+    else if (WEXITSTATUS(st)) fprintf(stderr, "lab %d: the charts failed: python3 labs/plot.py %s/lab%d.json says why\n", L->n, L->out, L->n);
+    return st != -1 && WIFEXITED(st) && !WEXITSTATUS(st);
+}
+
+int lab_run(int n, const char *device, const char *model, const char *out, int json) {
+    lab L = { .n = n, .model = model, .out = out, .json = json };
     char out_default[64], path[1100], err[512];
     if (!L.out) { snprintf(out_default, sizeof out_default, "labs/out/lab%d", n); L.out = out_default; }
     if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, n) >= (int)sizeof L.db || cli_make_parent(L.db)) return cli_fail("--out %s: cannot create the folder", L.out);
@@ -337,7 +383,10 @@ int lab_run(int n, const char *device, const char *model, const char *out) {
     double seconds = host_seconds() - t0;
     fclose(L.csv);
     write_json(&L);
+    settle_db(L.db);
     curl_global_cleanup();
-    fprintf(stderr, "\nlab %d: %s in %.1f s; %s/lab%d.{csv,json,db,pftrace}\n", n, rc ? "FAILED" : "done", seconds, L.out, n);
+    int charts = !rc && plot(&L);
+    fflush(stdout);   /* the table first, then this line (stderr), in that order on a terminal */
+    fprintf(stderr, "\nlab %d: %s in %.1f s; %s/lab%d.{csv,json,db,pftrace%s}\n", n, rc ? "FAILED" : "done", seconds, L.out, n, charts ? ",png,svg" : "");
     return rc ? 1 : 0;
 }

@@ -47,10 +47,12 @@ typedef struct {
     FILE *csv;
     cJSON *rows;
     int printed, quiet;         /* quiet: rows go to the files only */
+    int json;                   /* --json: no table; the JSON on stdout at the end */
 } lab;
 
-/* Lab n with its files in out (NULL: labs/out/labN). The exit code. */
-int lab_run(int n, const char *device, const char *model, const char *out);
+/* Lab n with its files in out (NULL: labs/out/labN); with json, the JSON
+ * on stdout instead of the table. The exit code. */
+int lab_run(int n, const char *device, const char *model, const char *out, int json);
 
 int lab1(lab *L);
 int lab2(lab *L);
@@ -84,7 +86,12 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 
 /* ---- sessions: a device, a server, requests, a trace run ---- */
 
-/* The device, its GPU profile (L->gpu), a trace run in L->db, a server of
+/* The device, its GPU profile (L->gpu) and a trace run in L->db (and, with
+ * perfetto, OUT/labN[-K].pftrace): a session that drives an engine itself
+ * (lab 4's big batches). 0, or -1 (the reason printed). */
+int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto);
+int lab_trace_end(void);
+/* The same and a server of
  * model (or, with analytic_dtype, of a config's shapes). 0, or -1 (the
  * reason printed). */
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch);
@@ -126,13 +133,13 @@ typedef struct {
     double prompt_tokens, ttft_s, e2e_s, passes;
     double prefill_flops, prefill_bytes, prefill_gpu_s, prefill_s;
     double ops_per_step, flops_per_step, bytes_per_step, weight_bytes_per_step, kv_bytes_per_step, launches_per_step;
-    double gpu_s, step_s, step_s_slope;   /* decode medians; slope against the step */
+    double gpu_s, step_s, gpu_s_slope;    /* decode medians; the device time's slope against the step */
     double kv_allocs, kv_blocks_end;
 } lab_request;
 int lab_measure_request(const lab *L, int64_t req, lab_request *m);
 
 /* Layer l's slices in request req's window (labs/sql/request-layers.sql), [1..8]. */
-typedef struct { double top_s, top_measured_s, all_s, up_bytes; } lab_layer;
+typedef struct { double top_s, top_measured_s, all_s, up_bytes, scaled_s; } lab_layer;
 int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]);
 
 #endif

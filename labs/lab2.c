@@ -42,7 +42,7 @@ int lab2(lab *L) {
     enum { KV_MB = 1, MAX_BATCH = 64, N = 16, TOK = 119 };
     L->quiet = 1;
     if (calculator_rows(L)) return -1;
-    printf("(%d calculator rows: every config x profile x bf16/int8/q4_1, in the CSV)\n", cJSON_GetArraySize(L->rows));
+    if (!L->json) printf("(%d calculator rows: every config x profile x bf16/int8/q4_1, in the CSV)\n", cJSON_GetArraySize(L->rows));
     L->quiet = 0;
 
     /* (b): KV_MB of KV, N requests of up to P + TOK tokens each */

@@ -1,26 +1,89 @@
 /*
- * lab4.c -- Lab 4, batching (lab4-batching.md): B requests at once, for
- * B = 1 2 4 8 16; the step time and throughput against B, and B* against
- * the knee. Plus the calculator alone for Qwen3-8B on an RTX PRO 6000.
+ * lab4.c -- Lab 4, batching (lab4-batching.md): B requests at once; the
+ * step time, throughput and TPOT against B, and B* against the knee.
+ * tiny-hi over HTTP on the device for B = 1..16; Qwen3-8B on an RTX PRO
+ * 6000 and DeepSeek-R1-Distill-Qwen-14B on a W7900, analytic, for
+ * B = 1..512; and the calculator alone for Qwen3-8B at a 2048-token context.
  */
 #include "labs/lab.h"
+#include "cli/cli.h"
+#include "layers/common/kv.h"
+#include "layers/scheduler/scheduler.h"
+#include "trace/trace.h"
+#include "trace/trace_sink.h"
+#include <stdlib.h>
+#include <string.h>
 
 enum { NB = 5, TOK = 32, KV_MB = 64, MAX_BATCH = 64 };
 static const int BS[NB] = { 1, 2, 4, 8, 16 };
+/* The big sweep: B = 1, 2, 4 ... 512, prompts of BIG_P ids, BIG_TOK tokens
+ * each (the prefill gives the first, then BIG_TOK - 1 decode steps). */
+enum { NBIG = 10, BIG_P = 16, BIG_TOK = 2 };
+static const int BIG[NBIG] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512 };
 
 /* What lab4-batch.sql measures of one batch. */
-typedef struct { double step_s, ops, device_slices, tpot_s, ttft_s, span_s; } batch;
+/* What lab4-batch.sql measures of one batch; tokens: the completion tokens
+ * the clients counted (over HTTP only). */
+typedef struct { double step_s, gpu_s, ops, device_slices, tpot_s, ttft_s, span_s, tokens; } batch;
 
 static int measure(const lab *L, int64_t first, int B, batch *m) {
     lab_query q;
     if (lab_sql_open(L, &q, SQL_LAB4_BATCH, (lab_args){ .first = first, .last = first + B - 1, .batch = B })) return -1;
     lab_sql_next(&q);
-    *m = (batch){ lab_col(&q, "step_s"), lab_col(&q, "ops_per_step"), lab_col(&q, "device_slices_per_step"),
-                  lab_col(&q, "tpot_s"), lab_col(&q, "ttft_s"), lab_col(&q, "span_s") };
+    *m = (batch){ lab_col(&q, "step_s"), lab_col(&q, "gpu_s"), lab_col(&q, "ops_per_step"), lab_col(&q, "device_slices_per_step"),
+                  lab_col(&q, "tpot_s"), lab_col(&q, "ttft_s"), lab_col(&q, "span_s"), NA };
     return lab_sql_close(&q);
 }
 
-int lab4(lab *L) {
+/* The knee: the batch at which what a step gains per added sequence (the
+ * slope between the two largest batches) has added up to what a step costs
+ * at B = 1: t(B_1) / slope. Under T = max(W, B c) it is B* = W / c. */
+static double knee(const int *Bs, const double *t, int n) {
+    return t[0] / ((t[n - 1] - t[n - 2]) / (Bs[n - 1] - Bs[n - 2]));
+}
+
+static const char *knee_reading(double knee, double b_star) {
+    return knee < 0.8 * b_star ? "before B*: more than compute grows with B (kernels, copies, samples per sequence)"
+         : knee > 1.25 * b_star ? "past B*: compute grows more slowly than B* says" : "matches";
+}
+
+/* The rows of n batches at L->pt (its batch set here): each against the
+ * bound at its B; then B* and the knees, by the step and by the device. */
+static int batch_rows(lab *L, const char *config, const char *dtype, int P, int ctx, const int *Bs, const batch *m, int n) {
+    /* The ops of a step grow by the same count with each sequence it serves
+     * (those that run per sequence): the trace's steps at B = 1 and B = 2,
+     * counted rather than copied from forward(), give the line. */
+    double ops1 = m[0].ops, per_seq = m[1].ops - m[0].ops, t[NBIG], t_dev[NBIG];
+    bounds_result b;
+    for (int i = 0; i < n; i++) {
+        int B = L->pt.batch = Bs[i];
+        if (lab_bounds(config, &L->gpu, dtype, "fp32", B, P, ctx, &b)) return -1;
+        const char *bound = bounds_compute_bound(&b.decode) ? "compute-bound" : "memory-bound: the bound rises with B";
+        t[i] = m[i].step_s;
+        t_dev[i] = m[i].gpu_s;
+        lab_row(L, "t_step", "s", b.decode.t_lower, m[i].step_s, "decode.t_lower_s",
+                "v_steps.dur_ns, median of the steps with n_decode = B (mixed: host CPU time and the device waits, modeled)", NULL);
+        lab_row(L, "t_device", "s", b.decode.t_lower, m[i].gpu_s, "decode.t_lower_s", "v_steps.gpu_ns, median of the steps with n_decode = B (modeled)", NULL);
+        lab_row(L, "throughput", "tok/s", B / b.decode.t_lower, B / t[i], "B / t_step", "B / t_step (mixed)", bound);
+        lab_row(L, "throughput_device", "tok/s", B / b.decode.t_lower, B / t_dev[i], "B / t_step", "B / t_device (modeled)", bound);
+        lab_row(L, "tpot", "s", b.decode.t_lower, m[i].tpot_s, "t_step", "v_steps.dur_ns, median of every decode step of the B requests (mixed)", NULL);
+        if (!isnan(m[i].ttft_s)) {
+            lab_row(L, "ttft", "s", NA, m[i].ttft_s, "", "median v_request_latency.ttft_ns (mixed)", "");
+            lab_row(L, "throughput_e2e", "tok/s", NA, m[i].tokens / m[i].span_s, "", "completion tokens / (last end - first start) (mixed)", "");
+        }
+        lab_row(L, "kernels_per_step", "kernels", ops1 + (B - 1) * per_seq, m[i].device_slices,
+                "ops at B = 1 + (B-1) x (ops at B = 2 - ops at B = 1): v_steps.n_ops, per sequence", "v_steps.n_device", NULL);
+    }
+    lab_row(L, "b_star", "B", b.b_star, NA, "b_W Pi / (2 beta)", "", "");
+    double k = knee(Bs, t, n), k_dev = knee(Bs, t_dev, n);
+    lab_row(L, "knee_B", "B", b.b_star, k, "b_star", "t_step(1) / (growth of t_step per sequence between the two largest B) (mixed)", knee_reading(k, b.b_star));
+    lab_row(L, "knee_B_device", "B", b.b_star, k_dev, "b_star", "t_device(1) / (growth of t_device per sequence between the two largest B) (modeled)",
+            knee_reading(k_dev, b.b_star));
+    return 0;
+}
+
+/* tiny-hi on the lab's device, over HTTP: B requests at once. */
+static int tiny_sweep(lab *L) {
     char cfg[1100];
     model_config c;
     batch m[NB];
@@ -36,33 +99,80 @@ int lab4(lab *L) {
         for (int k = 0; k < BS[i]; k++) { P = r[k].prompt_tokens; ntok[i] += r[k].completion_tokens; chat_result_free(&r[k]); }
     }
     if (lab_session_end(L) || rc) return -1;
-    for (int i = 0; i < NB; i++) if (measure(L, first[i], BS[i], &m[i])) return -1;
-
-    const char *dt = lab_dtype(&c);
-    /* The ops of a step grow by the same count with each sequence it serves
-     * (those that run per sequence): the trace's steps at B = 1 and B = 2,
-     * counted rather than copied from forward(), give the line. */
-    double ops1 = m[0].ops, per_seq = m[1].ops - m[0].ops, thr[NB];
     for (int i = 0; i < NB; i++) {
-        bounds_result b;
-        int B = BS[i];
-        if (lab_bounds(cfg, &L->gpu, dt, "fp32", B, P, P + TOK / 2, &b)) return -1;
-        L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", B, P, P + TOK / 2 };
-        thr[i] = B / m[i].step_s;
-        lab_row(L, "t_step", "s", b.decode.t_lower, m[i].step_s, "decode.t_lower_s", "v_steps.dur_ns, median of the steps with n_decode = B", NULL);
-        lab_row(L, "throughput", "tok/s", B / b.decode.t_lower, thr[i], "B / t_step", "B / step_s", bounds_compute_bound(&b.decode) ? "compute-bound" : "memory-bound: the bound rises with B");
-        lab_row(L, "tpot", "s", b.decode.t_lower, m[i].tpot_s, "t_step", "v_steps.dur_ns, median of every decode step of the B requests", NULL);
-        lab_row(L, "ttft", "s", NA, m[i].ttft_s, "", "median v_request_latency.ttft_ns", "");
-        lab_row(L, "throughput_e2e", "tok/s", NA, ntok[i] / m[i].span_s, "", "completion tokens / (last end - first start)", "");
-        lab_row(L, "kernels_per_step", "kernels", ops1 + (B - 1) * per_seq, m[i].device_slices,
-                "ops at B = 1 + (B-1) x (ops at B = 2 - ops at B = 1): v_steps.n_ops, per sequence", "v_steps.n_device", NULL);
-        if (i == NB - 1) {
-            double knee = NA;
-            for (int k = 0; k + 1 < NB && isnan(knee); k++) if (thr[k + 1] / thr[k] < 1.5) knee = BS[k];
-            lab_row(L, "b_star", "B", b.b_star, NA, "b_W Pi / (2 beta)", "", "");
-            lab_row(L, "knee_B", "B", b.b_star, knee, "b_star", "smallest B with throughput(2B)/throughput(B) < 1.5", "the knee comes where host time per step stops being shared");
-        }
+        if (measure(L, first[i], BS[i], &m[i])) return -1;
+        m[i].tokens = ntok[i];
     }
+    const char *dt = lab_dtype(&c);
+    L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, P + TOK / 2 };
+    return batch_rows(L, cfg, dt, P, P + TOK / 2, BS, m, NB);
+}
+
+/* B requests of the same prompt into the engine, stepped here until every
+ * one is done. A step's new requests each leave an arrow pending on this
+ * thread until its first op, which adds its own, and the trace keeps
+ * TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a step between
+ * them, each part asking one token more than the next. Then all B finish
+ * together, after BIG_TOK - 1 steps in which all of them decode. A request
+ * is zeroed as engine_submit wants it. */
+enum { PART = TRACE_MAX_FLOWS / 2 };
+static int wave(lab *L, engine *e, const int *prompt, int B, int64_t id0) {
+    char err[512];
+    request *r = calloc(B, sizeof *r);
+    if (!r) return cli_fail("out of memory");
+    int parts = (B + PART - 1) / PART, rc = 0;
+    for (int i = 0; i < B && !rc; i++) {
+        int part = i / PART;
+        if (i && i % PART == 0) engine_step(e);
+        r[i].id = id0 + i;
+        r[i].prompt = prompt;
+        r[i].n_prompt = BIG_P;
+        r[i].max_tokens = BIG_TOK + parts - 1 - part;   /* no stop ids: ignore_eos; temperature 0: greedy */
+        if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
+    }
+    while (engine_step(e)) {}
+    free(r);
+    if (rc) return -1;
+    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+/* A big model, analytic, on profile: B = 1 .. 512. Over HTTP each request
+ * is a client thread and a connection thread, and the trace records at
+ * most 256 threads; requests sent at once also reach the engine over
+ * several steps, so few steps would hold all B. So this sweep drives the
+ * engine itself, on this thread, as `hipath generate` does: every step of
+ * a wave holds all of its B sequences. The pool holds the largest wave. */
+static int big_sweep(lab *L, const char *config, const char *profile, const char *dtype) {
+    char dev[64], err[512];
+    int prompt[BIG_P] = { 0 };   /* an analytic model computes nothing: a prompt is only its length */
+    int64_t first[NBIG], id = 1;
+    batch m[NBIG];
+    model md;
+    engine e;
+    /* the first part of the largest wave asks the most tokens (wave) */
+    int most = BIG[NBIG - 1], longest = BIG_P + BIG_TOK + most / PART - 1;
+    int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
+    snprintf(dev, sizeof dev, "analytic:%s", profile);
+    if (lab_trace_begin(L, dev, config, 0)) return -1;
+    int rc = model_load_analytic(&md, config, dtype, err, sizeof err) ? cli_fail("%s", err) : 0;
+    if (!rc && engine_init(&e, &md, most * BIG_P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
+    if (!rc) {
+        rc = wave(L, &e, prompt, 1, id++);   /* the warm-up */
+        for (int i = 0; i < NBIG && !rc; id += BIG[i++]) {
+            first[i] = id;
+            rc = wave(L, &e, prompt, BIG[i], id);
+        }
+        engine_free(&e);
+        model_free(&md);
+    }
+    if (lab_trace_end() || rc) return -1;
+    for (int i = 0; i < NBIG; i++) if (measure(L, first[i], BIG[i], &m[i])) return -1;
+    L->pt = (lab_point){ lab_short_name(config, L->model_name, sizeof L->model_name), dev, dtype, "fp32", 1, BIG_P, BIG_P + BIG_TOK / 2 };
+    return batch_rows(L, config, dtype, BIG_P, BIG_P + BIG_TOK / 2, BIG, m, NBIG);
+}
+
+int lab4(lab *L) {
+    if (tiny_sweep(L) || big_sweep(L, QWEN3_8B, "rtx-pro-6000", "bf16") || big_sweep(L, QWEN14B, "w7900", "bf16")) return -1;
     gpu_profile g2;
     if (lab_profile("rtx-pro-6000", &g2)) return -1;
     for (int i = 0; i < NB; i++) {

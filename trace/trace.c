@@ -38,7 +38,8 @@
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
 #define MAX_DEPTH   256   /* open slices per thread */
-#define MAX_STR     1024  /* longer copied strings are cut */
+#define MAX_STR     16384 /* longer copied strings are cut; a step's `requests` (an id per
+                               * sequence, 512 and more) must not be: v_step_requests reads it as JSON */
 #define LOOKAHEAD   64    /* records searched for a begin's end */
 
 

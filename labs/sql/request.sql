@@ -1,7 +1,7 @@
 -- request.sql -- what the labs measure about one request :req of run :run:
 -- its prompt as tokenized (layer 7), its latency (v_request_latency), its
 -- engine steps (v_steps, joined through v_step_requests): the prefill, and
--- the decode steps' means, medians and slope; its KV blocks (layer 6).
+-- the decode steps' means, medians and slopes; its KV blocks (layer 6).
 -- Times in seconds. Step times are medians (the middle row, or the mean of
 -- the two middle ones): a step now and then stalls while its thread writes
 -- out a full trace buffer, which a mean would count.
@@ -39,9 +39,12 @@ SELECT
   avg(n_launches) AS launches_per_step,
   avg(CASE WHEN 2 * gpu_i - n BETWEEN 0 AND 2 THEN gpu_ns / 1e9 END) AS gpu_s,
   avg(CASE WHEN 2 * dur_i - n BETWEEN 0 AND 2 THEN dur_ns / 1e9 END) AS step_s,
-  -- least squares of the step time against the step number (the context grows by one a step)
+  -- least squares of the step time, and of its device time, against the step number (the
+  -- context grows by one a step): seconds per token of context
   (count(*) * sum(step * dur_ns * 1e-9) - sum(step) * sum(dur_ns * 1e-9))
     / (count(*) * sum(step * step) - sum(step) * sum(step)) AS step_s_slope,
+  (count(*) * sum(step * gpu_ns * 1e-9) - sum(step) * sum(gpu_ns * 1e-9))
+    / (count(*) * sum(step * step) - sum(step) * sum(step)) AS gpu_s_slope,
   -- KV blocks: the prompt's in one kv_alloc, then one per new block; all given back in kv_free
   (SELECT count(*) FROM slices WHERE run_id = :run AND name = 'kv_alloc' AND request = :req) AS kv_allocs,
   (SELECT json_extract(args, '$.blocks') FROM slices

@@ -9,6 +9,17 @@
 #define HIPATH_SERVER_H
 
 #include "layers/scheduler/text.h"
+#include <stddef.h>
+
+/* A path the server does not route (anything but /v1/..., /health,
+ * /metrics), handed to whoever assembled the server (cli/ hands the web
+ * front end, web/server/, which sits above the layers): called once the
+ * body (at most 1 MiB) is in, on the connection's thread; it queues a
+ * response on c and returns an enum MHD_Result. authorized: the API key,
+ * if one is set, was sent. */
+struct MHD_Connection;
+typedef int (*server_handler)(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
+                              const char *body, size_t len, int authorized);
 
 typedef struct {
     const char *model_dir;       /* or, with analytic_dtype, a config.json */
@@ -24,6 +35,8 @@ typedef struct {
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
     const char *reply;           /* teacher forcing: every reply is this text, then the end of the turn */
+    server_handler other;        /* NULL: other paths get 404 */
+    void *other_ctx;
 } server_opts;
 
 typedef struct server server;

@@ -288,6 +288,25 @@ static void test_args_past_max(void **state)
     sqlite3_close(db);
 }
 
+/* A step of 512 sequences names them all in its `requests` arg, a JSON
+ * array past 2 KiB; a cut array would stop v_step_requests from reading it. */
+static void test_long_string_arg(void **state)
+{
+    (void)state;
+    char err[256], ids[8192] = "[";
+    for (int i = 1; i <= 512; i++) snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%d%s", 1000 + i, i < 512 ? "," : "]");
+    trace_run_info ri = info(path("long.db"), NULL);
+    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
+    trace_begin(W(L_SCHEDULER, DIR_DOWN, NO_REQ, 3), "step", 1, (trace_arg[]){ TA_STR("requests", ids) });
+    trace_end(W(L_SCHEDULER, DIR_DOWN, NO_REQ, 3), 0, NULL);
+    assert_int_equal(trace_close(err, sizeof err), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path("long.db"), &db), SQLITE_OK);
+    assert_int_equal(q(db, "SELECT count(*) FROM v_step_requests"), 512);
+    assert_int_equal(q(db, "SELECT max(request) FROM v_step_requests"), 1512);
+    sqlite3_close(db);
+}
+
 static void *one_event(void *arg)
 {
     trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
@@ -581,6 +600,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_two_threads),
         cmocka_unit_test(test_two_runs_one_db),
         cmocka_unit_test(test_args_past_max),
+        cmocka_unit_test(test_long_string_arg),
         cmocka_unit_test(test_short_lived_threads),
         cmocka_unit_test(test_schema_refusal),
         cmocka_unit_test(test_schema_migration),
