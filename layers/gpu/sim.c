@@ -17,9 +17,10 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
     k->waves = (workgroups + cus - 1) / cus;
     k->cus_last = workgroups - (k->waves - 1) * cus;
     if (!(peak > 0)) peak = p->peak.fp32;
-    double t_compute = (flops / G) / (peak / cus), t_memory = (bytes / G) / (p->bandwidth / cus);
-    k->wave_s = t_compute > t_memory ? t_compute : t_memory;
-    k->busy_s = k->waves * k->wave_s;
+    double t_compute = k->waves * (flops / G) / (peak / cus);
+    double t_memory = bytes / (p->bandwidth * (G < cus ? G / cus : 1));
+    k->busy_s = t_compute > t_memory ? t_compute : t_memory;
+    k->wave_s = k->busy_s / k->waves;
     k->total_s = k->busy_s + p->launch_latency_s;
     return 0;
 }

@@ -49,6 +49,12 @@ static void full_grid_meets_the_bound(void **state) {
     assert_int_equal(k.waves, 2);
     assert_int_equal(k.cus_last, 1);
     assert_true(k.busy_s > 2e-3 * (1 - 1e-12) && k.busy_s < 2e-3 * (1 + 1e-12));
+    /* Memory is the device's, shared: the same 97 workgroups reading R =
+     * 96e6 bytes take R/beta = 0.1 ms, not two rounds of a CU's share
+     * ((R/97)/(beta/96) each, 0.198 ms). */
+    assert_int_equal(sim_model(&p, 97, 64, 0, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_true(k.busy_s > 1e-4 * (1 - 1e-12) && k.busy_s < 1e-4 * (1 + 1e-12));
+    assert_true(k.wave_s > 5e-5 * (1 - 1e-12) && k.wave_s < 5e-5 * (1 + 1e-12));
 }
 
 /* The wavefront size comes from the profile: the same 256 threads are 8
