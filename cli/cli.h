@@ -2,12 +2,16 @@
 #ifndef HIPATH_CLI_H
 #define HIPATH_CLI_H
 
+#include "layers/scheduler/server.h"
+#include "web/server/web.h"
+
 int cmd_generate(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
+int cmd_amdahl(int argc, char **argv);
 int cmd_device(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 
@@ -28,7 +32,13 @@ void cli_analytic_device(const char *device, char *out, int cap);
 /* Open the trace for this command: the command line, the model and the
  * device (backend_open() first) go into the runs table; parent folders of the
  * two paths are created. *pftrace may be NULL: it is set to a timestamped
- * default under traces/. 0, or 1 after printing the reason. */
+ * default under traces/; pftrace NULL: no Perfetto file. 0, or 1 after
+ * printing the reason. */
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model);
+
+/* The web front end on the trace at db (NULL: none), handed to the server
+ * through o (o->other); the trace is open (cli_trace_open) and gets its
+ * readers' indexes. NULL after printing the reason. */
+web *cli_web_open(web_opts *wo, const char *db, server_opts *o);
 
 #endif

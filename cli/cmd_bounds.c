@@ -7,18 +7,28 @@
 #include "labs/bounds.h"
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char USAGE[] =
     "usage: hipath bounds --config CONFIG.json --device NAME|FILE.json [options]\n"
     "  --config FILE        a Hugging Face config.json (llama, qwen2, qwen3)\n"
     "  --device NAME|FILE   a profile in layers/gpu/profiles (%s) or a path\n"
-    "  --dtype T            weights: bf16 fp16 fp32 int8 q4_1 (0.625 bytes) (default bf16)\n"
+    "  --dtype T            weights: bf16 fp16 fp32 int8 int4 (0.5 bytes) q4_1 (0.625 bytes) (default bf16)\n"
+    "  --compute-dtype T    the matmuls' dtype, whose peak is Pi: bf16 fp16 fp32 int8\n"
+    "                       (default: the weights'; int8 for int8, int4 and q4_1)\n"
+    "  --group-size G       int8/int4 weights of the blocks' linear layers with a bf16 scale\n"
+    "                       per G; embeddings, LM head, norms and biases then stay bf16\n"
     "  --batch B            sequences (default 1)\n"
     "  --prompt-len P       prompt tokens per sequence, prefilled (default 512)\n"
     "  --context L          the decode step attends to L positions (default P)\n"
     "  --kv-dtype T         KV cache: bf16 fp16 fp32 int8 (default bf16)\n"
+    "  --device-gb binary|decimal  the device's \"80 GB\": 80 GiB (default, what it holds) or\n"
+    "                       80e9 bytes (decimal: the chapter's nominal capacity)\n"
+    "  --workspace SIZE     M_work fixed, in bytes or with GB GiB MB MiB (the chapter: 2GiB)\n"
+    "                       (default: hipath's estimate, one layer's prefill activations + logits)\n"
     "  --json               one JSON object\n"
     "  --breakdown          per-operator table (with --json: an \"ops\" array)\n"
     "conventions: 2 FLOPs per multiply-add; matmuls only (q k v o gate up down,\n"
@@ -27,8 +37,9 @@ static const char USAGE[] =
     "the LM head for the last position only. A phase reads each weight once (plus\n"
     "the tokens' embedding rows); prefill writes the prompt's KV, a decode step\n"
     "reads L positions of KV per sequence. Decode at batch B: FLOPs and KV x B,\n"
-    "weights once. Pi is the peak for the weight dtype (int8 for q4_1); beta the\n"
-    "memory bandwidth. B* = b_W Pi / (2 beta). Details: docs/bounds.md.\n";
+    "weights once. Pi is the peak of the compute dtype; beta the memory bandwidth.\n"
+    "B* = b_W Pi / (2 beta), b_W the bytes of a linear weight (its scale's share\n"
+    "included). Sizes print in GB = 10^9 bytes. Details: docs/bounds.md.\n";
 
 static cJSON *phase_json(const bounds_phase *p) {
     cJSON *j = cJSON_CreateObject();
@@ -45,12 +56,16 @@ static cJSON *phase_json(const bounds_phase *p) {
 }
 
 static void print_json(const model_config *c, const gpu_profile *g, const bounds_input *in,
-                       const bounds_result *r, int breakdown) {
+                       const bounds_options *opt, const bounds_result *r, int breakdown) {
     cJSON *j = cJSON_CreateObject(), *cap = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "model_arch", c->arch_name);
     cJSON_AddStringToObject(j, "device", g->name);
     cJSON_AddStringToObject(j, "dtype", in->dtype);
     cJSON_AddStringToObject(j, "kv_dtype", in->kv_dtype);
+    cJSON_AddStringToObject(j, "compute_dtype", r->compute_dtype);
+    cJSON_AddNumberToObject(j, "group_size", opt->group_size);
+    cJSON_AddNumberToObject(j, "bytes_per_weight", r->b_w);
+    cJSON_AddNumberToObject(j, "bytes_per_other_weight", r->b_other);
     cJSON_AddNumberToObject(j, "batch", in->batch);
     cJSON_AddNumberToObject(j, "prompt_len", in->prompt_len);
     cJSON_AddNumberToObject(j, "context", in->context);
@@ -64,6 +79,9 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddNumberToObject(cap, "kv_bytes", r->capacity.kv_bytes);
     cJSON_AddNumberToObject(cap, "workspace_bytes", r->capacity.workspace_bytes);
     cJSON_AddNumberToObject(cap, "device_bytes", r->capacity.device_bytes);
+    cJSON_AddNumberToObject(cap, "total_bytes", r->capacity.total_bytes);
+    cJSON_AddStringToObject(cap, "device_gb", opt->decimal_gb ? "decimal" : "binary");
+    cJSON_AddStringToObject(cap, "workspace", opt->workspace_bytes > 0 ? "fixed" : "estimate");
     cJSON_AddItemToObject(j, "capacity", cap);
     cJSON_AddItemToObject(j, "prefill", phase_json(&r->prefill));
     cJSON_AddItemToObject(j, "decode", phase_json(&r->decode));
@@ -99,16 +117,20 @@ static void print_table(const bounds_result *r, enum bounds_phase_id ph) {
 }
 
 static void print_text(const model_config *c, const gpu_profile *g, const bounds_input *in,
-                       const bounds_result *r, int breakdown) {
+                       const bounds_options *opt, const bounds_result *r, int breakdown) {
     const double GB = 1e9;
-    printf("%s model, %.3f B params, %s weights %.2f GB; on %s (beta %.0f GB/s, Pi %.1f TFLOPS for %s)\n",
-           c->arch_name, r->params / 1e9, in->dtype, r->weights_bytes / GB, g->name, r->bandwidth / GB, r->peak / 1e12, in->dtype);
-    printf("capacity: weights %.2f + KV %.2f (%d x %d tokens x %.0f B) + workspace %.2f = %.2f of %.2f GB: %s\n",
+    char weights[128] = "", pi_for[32];
+    if (opt->group_size > 0)
+        snprintf(weights, sizeof weights, " (a bf16 scale per %d; embeddings, LM head, norms bf16)", opt->group_size);
+    snprintf(pi_for, sizeof pi_for, opt->compute_dtype ? "%s compute" : "%s", opt->compute_dtype ? r->compute_dtype : in->dtype);
+    printf("%s model, %.3f B params, %s%s weights %.2f GB; on %s (beta %.0f GB/s, Pi %.1f TFLOPS for %s)\n",
+           c->arch_name, r->params / 1e9, in->dtype, weights, r->weights_bytes / GB, g->name, r->bandwidth / GB, r->peak / 1e12, pi_for);
+    printf("capacity: weights %.2f + KV %.2f (%d x %d tokens x %.0f B) + workspace %.2f%s = %.2f of %.2f GB%s: %s\n",
            r->capacity.weights_bytes / GB, r->capacity.kv_bytes / GB, in->batch,
            in->prompt_len > in->context ? in->prompt_len : in->context, r->kv_bytes_per_token,
-           r->capacity.workspace_bytes / GB,
-           (r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes) / GB,
-           r->capacity.device_bytes / GB, r->capacity.fits ? "fits" : "DOES NOT FIT");
+           r->capacity.workspace_bytes / GB, opt->workspace_bytes > 0 ? " (fixed)" : "", r->capacity.total_bytes / GB,
+           r->capacity.device_bytes / GB, opt->decimal_gb ? " (nominal: the datasheet's GB as 10^9 bytes)" : "",
+           r->capacity.fits ? "fits" : "DOES NOT FIT");
     const bounds_phase *ph[2] = { &r->prefill, &r->decode };
     const char *what[2] = { "prefill", "decode " };
     for (int i = 0; i < 2; i++)
@@ -126,13 +148,26 @@ static void print_text(const model_config *c, const gpu_profile *g, const bounds
     }
 }
 
+/* A size in bytes: a number, alone or with GB, GiB, MB or MiB. 0, or -1. */
+static int parse_size(const char *s, double *out) {
+    static const struct { const char *unit; double bytes; } UNITS[] = {
+        { "", 1 }, { "GB", 1e9 }, { "GiB", 1073741824.0 }, { "MB", 1e6 }, { "MiB", 1048576.0 } };
+    char *end;
+    double v = strtod(s, &end);
+    for (size_t i = 0; end != s && i < sizeof UNITS / sizeof *UNITS; i++)
+        if (!strcmp(end, UNITS[i].unit) && v > 0 && isfinite(v)) { *out = v * UNITS[i].bytes; return 0; }
+    return -1;
+}
+
 int cmd_bounds(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "config", 1, 0, 'c' }, { "device", 1, 0, 'd' }, { "dtype", 1, 0, 't' }, { "batch", 1, 0, 'b' },
         { "prompt-len", 1, 0, 'p' }, { "context", 1, 0, 'L' }, { "kv-dtype", 1, 0, 'k' },
+        { "compute-dtype", 1, 0, 'C' }, { "group-size", 1, 0, 'G' }, { "device-gb", 1, 0, 'M' }, { "workspace", 1, 0, 'W' },
         { "json", 0, 0, 'j' }, { "breakdown", 0, 0, 'B' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *config = NULL, *device = NULL;
     bounds_input in = { .dtype = "bf16", .kv_dtype = "bf16", .batch = 1, .prompt_len = 512, .context = -1 };
+    bounds_options opt = { 0 };
     long v;
     int json = 0, breakdown = 0, o;
     char known[512];
@@ -147,6 +182,13 @@ int cmd_bounds(int argc, char **argv) {
         case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return cli_fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
         case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
         case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
+        case 'C': opt.compute_dtype = optarg; break;
+        case 'G': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--group-size must be a whole number from 1, got '%s'", optarg); opt.group_size = (int)v; break;
+        case 'M':
+            if (strcmp(optarg, "binary") && strcmp(optarg, "decimal")) return cli_fail("--device-gb must be binary or decimal, got '%s'", optarg);
+            opt.decimal_gb = !strcmp(optarg, "decimal");
+            break;
+        case 'W': if (parse_size(optarg, &opt.workspace_bytes)) return cli_fail("--workspace must be a positive size (2GiB, 1.5e9), got '%s'", optarg); break;
         case 'j': json = 1; break;
         case 'B': breakdown = 1; break;
         case 'h': gpu_profile_list(known, sizeof known); printf(USAGE, known); return 0;
@@ -164,8 +206,8 @@ int cmd_bounds(int argc, char **argv) {
     bounds_result r;
     if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (gpu_profile_load(&g, device, err, sizeof err)) return cli_fail("%s", err);
-    if (bounds_compute(&c, &g, &in, &r, err, sizeof err)) return cli_fail("bounds: %s", err);
-    if (json) print_json(&c, &g, &in, &r, breakdown);
-    else print_text(&c, &g, &in, &r, breakdown);
+    if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return cli_fail("bounds: %s", err);
+    if (json) print_json(&c, &g, &in, &opt, &r, breakdown);
+    else print_text(&c, &g, &in, &opt, &r, breakdown);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "trace/trace.h"
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ static const char USAGE[] =
     "  --config FILE        analytic: the model's config.json (Hugging Face)\n"
     "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
-    "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n";
+    "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
+    "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";
 
 static void print_text(const char *text, size_t len, void *user) {
     (void)user;
@@ -88,6 +90,19 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
     fprintf(stderr, "Perfetto trace: %s    open it at https://ui.perfetto.dev (Open trace file)\n", pftrace);
 }
 
+/* --web: the summary now (the trace written so far), then the page until Ctrl-C. */
+static void serve_on(server *s, const chat_result *r, const char *db, const char *pftrace, int64_t run, const char *reply,
+                     const sigset_t *stop) {
+    char err[256];
+    if (trace_flush(err, sizeof err)) cli_fail("%s", err);
+    print_summary(r, db, pftrace, run, reply);
+    fprintf(stderr, "\nhipath: follow it at http://127.0.0.1:%d/trace/%lld (the web page; Ctrl-C stops)\n", server_port(s),
+            (long long)r->id);
+    int sig;
+    sigwait(stop, &sig);
+    fprintf(stderr, "hipath: stopping\n");
+}
+
 /* Refuse a model the device cannot hold, with the calculator's three terms. */
 static int check_fits(const char *config, const char *dtype, int context) {
     model_config c;
@@ -96,7 +111,9 @@ static int check_fits(const char *config, const char *dtype, int context) {
     if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
-    if (bounds_compute(&c, &rt_device_now()->prof, &in, &b, err, sizeof err)) return cli_fail("%s", err);
+    /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
+    bounds_options opt = { .compute_dtype = "fp32" };
+    if (bounds_compute_with(&c, &rt_device_now()->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
     if (b.capacity.fits) return 0;
     return cli_fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
                 config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
@@ -110,12 +127,12 @@ int cmd_run(int argc, char **argv) {
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
         { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "tokenizer", 1, 0, 'K' },
-        { "reply", 1, 0, 'R' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "reply", 1, 0, 'R' }, { "web", 0, 0, 'W' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     const char *config = NULL, *dtype = "fp16", *tokenizer = NULL, *reply = NULL;
     long max_tokens = 64, seed = -1;
     double temperature = 0, kv_cache_mb = 0;
-    int c, ignore_eos = 0, analytic = 0;
+    int c, ignore_eos = 0, analytic = 0, web_too = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
@@ -136,6 +153,7 @@ int cmd_run(int argc, char **argv) {
         case 'J': rt_jit(1); break;
         case 'K': tokenizer = optarg; break;
         case 'R': reply = optarg; break;
+        case 'W': web_too = 1; break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -145,24 +163,32 @@ int cmd_run(int argc, char **argv) {
     char err[512], base[256], model[256], adev[200];
     if (analytic && (url || !config)) return cli_fail("run --analytic: needs --config CONFIG.json and no --url");
     if (config && !analytic) return cli_fail("run: --config is for --analytic (a real run takes --model DIR)");
-    if (url && (tokenizer || reply)) return cli_fail("run: --tokenizer and --reply are the in-process server's, not --url's");
+    if (url && (tokenizer || reply || web_too)) return cli_fail("run: --tokenizer, --reply and --web are the in-process server's, not --url's");
     if (analytic) {
         cli_analytic_device(device, adev, sizeof adev);
         device = adev;
         model_dir = config;
     }
     signal(SIGPIPE, SIG_IGN);
+    sigset_t stop;   /* --web waits for these; every thread started from here on leaves them to sigwait */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    if (web_too) pthread_sigmask(SIG_BLOCK, &stop, NULL);
     if (!url && backend_open(device, err, sizeof err)) return cli_fail("%s", err);
     if (analytic && check_fits(config, dtype, (int)max_tokens + 64)) return 1;
     if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
     int64_t run = trace_run_id();
 
     server *s = NULL;
+    web *w = NULL;
+    web_opts wo = { .cap_mb = 0 };
     int rc = 1;
     if (!url) {
         server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
                           .open_text = tokenizer_open_text, .tokenizer_path = tokenizer, .reply = reply,
                           .analytic_dtype = analytic ? dtype : NULL };
+        if (web_too && !(w = cli_web_open(&wo, db, &o))) goto out;
         if (!(s = server_start(&o, err, sizeof err))) { cli_fail("%s", err); goto out; }
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
         snprintf(model, sizeof model, "%s", server_model_name(s));
@@ -179,15 +205,17 @@ int cmd_run(int argc, char **argv) {
     fputc('\n', stdout);
     fflush(stdout);
     if (!ok) cli_fail("%s", r.error);
+    if (w && ok) serve_on(s, &r, db, pftrace, run, reply, &stop);
     if (s) server_stop(s);
-    s = NULL;
+    web_close(w);
     backend_close();
     if (trace_close(err, sizeof err)) cli_fail("%s", err);
-    else if (ok) print_summary(&r, db, pftrace, run, reply);
+    else if (ok && !web_too) print_summary(&r, db, pftrace, run, reply);
     chat_result_free(&r);
     return ok ? 0 : 1;
 out:
     if (s) server_stop(s);
+    web_close(w);
     backend_close();
     trace_close(err, sizeof err);
     return rc;

@@ -7,6 +7,7 @@
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
+#include "web/server/web.h"
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,14 +23,20 @@ static const char USAGE[] =
     "  --max-batch B            requests per engine step (default 32)\n"
     "  --kv-cache-mb M          KV-cache pool size in MiB (default: 90% of a simulated device's memory left\n"
     "                           after weights and workspace, at most 256 on sim; 64 on cpu; printed at start)\n"
-    "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/*\n"
+    "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/* and /api/*\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
-    "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
-    "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n"
+    "  --trace-db FILE          the SQLite trace of everything served (default traces/serve.db; the web page reads it)\n"
+    "  --trace-cap-mb M         keep the trace under M MiB, the oldest events deleted first (default 512; 0: no cap)\n"
+    "  --no-trace               record no trace (the web page then has no timelines)\n"
+    "  --perfetto FILE          record a Perfetto trace too (not capped; the web page downloads a request's)\n"
+    "  --web DIR                the web page's files (default web/static beside build/)\n"
+    "  --labs-dir DIR           the labs' results the page charts (default labs/out)\n"
     "  --analytic               shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE            analytic: the model's config.json (Hugging Face)\n"
-    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n";
+    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
+    "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
+    "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n";
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
@@ -37,9 +44,12 @@ int cmd_serve(int argc, char **argv) {
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
         { "jit", 0, 0, 'J' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' }, { "dtype", 1, 0, 'T' },
+        { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' },
+        { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *device = "auto", *db = NULL, *pftrace = NULL, *config = NULL, *dtype = "fp16";
+    const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
+    web_opts wo = { .cap_mb = 512 };
     char adev[200];
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
     long v;
@@ -63,6 +73,12 @@ int cmd_serve(int argc, char **argv) {
         case 'A': analytic = 1; break;
         case 'C': config = optarg; break;
         case 'T': dtype = optarg; break;
+        case 't': o.tokenizer_path = optarg; break;
+        case 'r': o.reply = optarg; break;
+        case 'c': if (parse_float(optarg, 0, 1 << 30, &wo.cap_mb)) return cli_fail("--trace-cap-mb must be a number >= 0, got '%s'", optarg); break;
+        case 'N': db = NULL; break;
+        case 'W': wo.root = optarg; break;
+        case 'L': wo.labs_dir = optarg; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -87,14 +103,21 @@ int cmd_serve(int argc, char **argv) {
 
     char err[512];
     if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
-    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, o.model_dir)) return 1;
-    server *s = server_start(&o, err, sizeof err);
-    if (!s) { trace_close(err, sizeof err); return cli_fail("%s", err); }
+    if ((db || pftrace) && cli_trace_open(argc, argv, db, pftrace ? &pftrace : NULL, o.model_dir)) return 1;
+    web *w = cli_web_open(&wo, db, &o);
+    server *s = w ? server_start(&o, err, sizeof err) : NULL;
+    if (!s) {
+        web_close(w);
+        trace_close(err, sizeof err);
+        return w ? cli_fail("%s", err) : 1;
+    }
     fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
+    fprintf(stderr, "hipath: web page at http://%s:%d/\n", o.host, server_port(s));
     int sig;
     sigwait(&stop, &sig);
     fprintf(stderr, "hipath: stopping\n");
     server_stop(s);
+    web_close(w);
     if (trace_close(err, sizeof err)) return cli_fail("%s", err);
     if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
     backend_close();

@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 #include "layers/runtime/runtime.h"
+#include "trace/db_index.h"
 #include "trace/trace.h"
 #include <sys/stat.h>
 #include <time.h>
@@ -69,7 +70,7 @@ void cli_analytic_device(const char *device, char *out, int cap) {
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model) {
     static char pf_default[128];
     char cmdline[1024] = "hipath", err[512];
-    if (!*pftrace) {
+    if (pftrace && !*pftrace) {
         time_t now = time(NULL);
         strftime(pf_default, sizeof pf_default, "traces/hipath-%Y%m%d-%H%M%S.pftrace", localtime(&now));
         *pftrace = pf_default;
@@ -79,11 +80,25 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
         snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
     }
     if (db) cli_make_parent(db);
-    cli_make_parent(*pftrace);
+    if (pftrace) cli_make_parent(*pftrace);
     const rt_device *d = rt_device_now();
-    trace_run_info info = { .db_path = db, .perfetto_path = *pftrace, .command = cmdline, .model = model,
+    trace_run_info info = { .db_path = db, .perfetto_path = pftrace ? *pftrace : NULL, .command = cmdline, .model = model,
                             .device = d->name, .clock_domain = d->driver->clock_domain };
     return trace_open(&info, err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+web *cli_web_open(web_opts *wo, const char *db, server_opts *o) {
+    char err[512];
+    wo->db = db;
+    wo->run = trace_run_id();
+    if (db && trace_db_index(db, err, sizeof err)) { cli_fail("%s", err); return NULL; }
+    web *w = web_open(wo, err, sizeof err);
+    if (!w) { cli_fail("%s", err); return NULL; }
+    o->other = web_handle;
+    o->other_ctx = w;
+    if (db) fprintf(stderr, "hipath: recording the trace to %s (run %lld)%s\n", db, (long long)wo->run,
+                    wo->cap_mb > 0 ? "; kept under --trace-cap-mb, the oldest events deleted first" : "");
+    return w;
 }
 
 static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {
@@ -93,6 +108,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "serve",      cmd_serve,      "OpenAI-compatible HTTP server (layer 6)" },
     { "run",        cmd_run,        "send a chat message through the whole path (layers 8-1), traced" },
     { "bounds",     cmd_bounds,     "capacity and prefill/decode lower bounds of a model on a GPU" },
+    { "amdahl",     cmd_amdahl,     "the whole's speed-up when a share of its time gets faster" },
     { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
     { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
 };

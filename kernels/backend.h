@@ -31,6 +31,8 @@
 typedef struct {
     const char *name;     /* the op's name in the trace ("q_proj") */
     double flops, bytes;
+    dtype dt;             /* the weights' dtype of a matmul (a simulated device runs it at that
+                             dtype's peak, as vendor GEMMs on matrix cores do); else DT_F32 */
     int64_t step;         /* engine step, for the trace */
     uint64_t t0;          /* when layer 4 began the op (trace_now_ns()); 0: unread */
 } kcost;
@@ -46,9 +48,10 @@ typedef struct {
     uint64_t (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
     uint64_t (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
     uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-    uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-    uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+    /* one launch for every sequence of the step (PagedAttention's batching) */
+    uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
+    uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
+                          int n_heads, int n_kv_heads, int head_dim);
     uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
     /* The backend's own copy of a weight matrix, made once at load (the

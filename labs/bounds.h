@@ -14,12 +14,24 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *dtype;      /* weights: bf16 fp16 fp32 int8 q4_1 */
+    const char *dtype;      /* weights: bf16 fp16 fp32 int8 int4 q4_1 */
     const char *kv_dtype;   /* KV cache: bf16 fp16 fp32 int8 */
     int batch;              /* B sequences */
     int prompt_len;         /* P tokens each, prefilled */
     int context;            /* L: the decode step's token attends to L positions, its own included */
 } bounds_input;
+
+/* Beyond hipath's defaults (all zero): how the weights are stored and
+ * computed, and the chapter's capacity conventions (docs/bounds.md). */
+typedef struct {
+    const char *compute_dtype;  /* the matmuls' dtype, whose peak is Pi; NULL: the weights'
+                                   (int8 for int8, int4 and q4_1) */
+    int group_size;         /* G > 0 (int8, int4): the blocks' linear weights with a bf16 scale
+                               per G; embeddings, LM head, norms and biases stay bf16 */
+    int decimal_gb;         /* M_cap: the datasheet's "80 GB" as 80e9 bytes (the chapter's
+                               nominal figure), not the profile's 80 GiB */
+    double workspace_bytes; /* > 0: M_work fixed (the chapter reserves 2 GiB); 0: hipath's estimate */
+} bounds_options;
 
 typedef struct {
     double flops;            /* F */
@@ -41,20 +53,29 @@ typedef struct {
 #define BOUNDS_MAX_OPS 12
 
 typedef struct {
-    double b_w, b_kv;        /* bytes per weight, per KV element */
-    double peak, bandwidth;  /* Pi for the weight dtype, beta */
+    double b_w, b_kv;        /* bytes per weight of the blocks' linear layers (a scale's share
+                                included), per KV element */
+    double b_other;          /* bytes per weight of the rest: embeddings, LM head, norms, biases */
+    const char *compute_dtype;   /* whose peak Pi is */
+    double peak, bandwidth;  /* Pi, beta */
     int64_t params;          /* every parameter, embeddings and norms included */
-    double weights_bytes;    /* params x b_w */
+    double weights_bytes;    /* what the parameters take, scales included (params x b_w when flat) */
     double kv_bytes_per_token;
-    struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes; } capacity;
+    struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes, total_bytes; } capacity;
     bounds_phase prefill, decode;   /* the sums over op[] */
     double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */
     int nops;
     bounds_op op[BOUNDS_MAX_OPS];
 } bounds_result;
 
-/* 0, or -1 with a one-line reason (unknown dtype, batch < 1, prompt or
- * context outside 1..max_position_embeddings). */
+/* 0, or -1 with a one-line reason (unknown dtype, a group size on weights
+ * that take none, batch < 1, prompt or context outside
+ * 1..max_position_embeddings, a config of more parameters than can be
+ * real, a profile without the peak of the compute dtype). */
+int bounds_compute_with(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                        const bounds_options *opt, bounds_result *r, char *err, int errlen);
+
+/* bounds_compute_with hipath's defaults. */
 int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_input *in,
                    bounds_result *r, char *err, int errlen);
 

@@ -1,11 +1,12 @@
 #!/bin/sh
 # The compilers for the HIP path, for `make hip-check` (CI) and
-# `make HIP=amd|nvidia`: Debian's hipcc (ROCm 5.2, hiprtc included) and,
-# where no CUDA toolkit is installed, nvcc and nvrtc (--jit) from PyPI's
-# wheels. Only what is missing.
+# `make HIP=amd|nvidia`: Debian's hipcc (ROCm 5.2, hiprtc included),
+# clang-19 and its linker lld-19 (gfx942, which hipcc's LLVM 15 does not
+# know: kernels/hip/hip.mk) and, where no CUDA toolkit is installed, nvcc
+# and nvrtc (--jit) from PyPI's wheels. Only what is missing.
 set -e
 missing=""
-for p in hipcc libamdhip64-dev llvm-15; do
+for p in hipcc libamdhip64-dev llvm-15 clang-19 lld-19; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then

@@ -1,10 +1,30 @@
 #!/bin/sh
 # The independent references the tests check against: numpy, safetensors,
 # Hugging Face transformers on CPU torch, gguf (pinned in
-# tests/requirements.txt). Installs only when an import fails, so a
-# machine that has them pays nothing. npm packages are installed by the
-# checks that use them (tests/tokenizer, tests/server).
+# tests/requirements.txt); Debian's chromium (and a CJK font for its
+# screenshots) with npm's playwright-core (pinned in tests/web/) for the
+# web pages. Installs only what is missing, so a machine that has them
+# pays nothing. The other npm packages are installed by the checks that
+# use them (tests/tokenizer, tests/server).
 cd "$(dirname "$0")/.." || exit 1
+missing=""
+for p in chromium fonts-wqy-microhei; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "deps-test: installing$missing"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $missing; } >/dev/null 2>&1 ||
+    echo "deps-test: apt-get failed; tests/check_web.sh will say so and skip"
+fi
+NPM=build/npm-web
+if ! cmp -s tests/web/package-lock.json $NPM/package-lock.json || [ ! -d $NPM/node_modules/playwright-core ]; then
+  mkdir -p $NPM && cp tests/web/package.json tests/web/package-lock.json $NPM/
+  npm ci --prefix $NPM --no-audit --no-fund >$NPM/npm.log 2>&1 ||
+    echo "deps-test: npm ci playwright-core failed (see $NPM/npm.log); tests/check_web.sh will say so"
+fi
 python3 -c "import numpy, safetensors, torch, transformers, tokenizers, accelerate, gguf" 2>/dev/null && exit 0
 echo "deps-test: installing the Python references (tests/requirements.txt)"
 python3 -m pip install -q -r tests/requirements.txt || echo "deps-test: pip failed; checks that need these will say so and skip"

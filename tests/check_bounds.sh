@@ -99,4 +99,30 @@ refuse "context" --config $QWEN7 --device w7900 --context 0
 refuse "context 32769" --config $QWEN7 --device w7900 --context 32769
 refuse "prompt length 40000" --config $QWEN7 --device w7900 --prompt-len 40000
 refuse "q8" --config $QWEN7 --device w7900 --dtype q8
+refuse "only int8 and int4" --config $QWEN7 --device w7900 --group-size 128
+refuse "compute dtype 'q4_1'" --config $QWEN7 --device w7900 --dtype int8 --compute-dtype q4_1
+refuse "device-gb" --config $QWEN7 --device w7900 --device-gb GiB
+refuse "workspace" --config $QWEN7 --device w7900 --workspace 2TiB
+# Sizes whose product wraps an int64 (it printed -9223372036 B params).
+printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": 1000000000, "intermediate_size": 1000000000,
+ "num_hidden_layers": 1000000, "num_attention_heads": 1000, "vocab_size": 1000}\n' > "$OUT/absurd.json"
+refuse "parameters, more than 2^53" --config "$OUT/absurd.json" --device w7900
+
+# A profile gives only the peaks its questions use (docs/devices.md): the
+# H100's without int8 answers a bf16 question and refuses an int8 one by
+# file and key; the simulated device, which times f32 kernels, needs fp32.
+python3 - "$OUT" <<'PY'
+import json, sys
+for drop in ("int8", "fp32"):
+    p = json.load(open("layers/gpu/profiles/h100.json"))
+    del p["peak_flops"][drop]
+    json.dump(p, open(f"{sys.argv[1]}/h100-no-{drop}.json", "w"))
+PY
+if "$HIPATH" bounds --config $QWEN7 --device "$OUT/h100-no-int8.json" > /dev/null 2>&1; then echo "ok   a profile without int8 answers bf16"
+else echo "FAIL a profile without int8 refused a bf16 question"; fail=1; fi
+refuse "h100-no-int8.json: missing or non-numeric key peak_flops.int8" --config $QWEN7 --device "$OUT/h100-no-int8.json" --dtype int8
+"$HIPATH" device --device "sim:$OUT/h100-no-fp32.json" > /dev/null 2> "$OUT/refuse.err"
+if [ $? -eq 1 ] && grep -q "h100-no-fp32.json: missing or non-numeric key peak_flops.fp32" "$OUT/refuse.err"; then
+  echo "ok   refused: $(cat "$OUT/refuse.err")"
+else echo "FAIL sim without peak_flops.fp32: $(cat "$OUT/refuse.err")"; fail=1; fi
 exit $fail

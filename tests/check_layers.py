@@ -4,8 +4,11 @@
 Every source file belongs to a layer: 8 client, 7 tokenizer, 6 scheduler,
 5 tensor, 4 ops, 3 kernels, 2 runtime, 1 gpu; layers/common/ is the shared
 vocabulary every layer may use (layer 0); trace/ is the recorder every layer
-records through, and itself uses nothing above layers/common/; cli/, labs/,
-bench/ and tests/ assemble the stack and may use anything.
+records through, and itself uses nothing above layers/common/; web/server/,
+the web front end's server side, sits above every layer (it is handed to
+layer 6's server as a handler, never called by a layer) and below the CLI,
+which assembles it; cli/, labs/, bench/ and tests/ assemble the stack and
+may use anything.
 
 The rule, checked two ways:
   includes  a file includes headers of its own layer, of layers below it,
@@ -25,11 +28,13 @@ from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = 9                                  # cli/, labs/, bench/, tests/
+WEB = 8.5                                # web/server/: above the layers, below the CLI
 TRACE = 0.5                              # above common, below every layer
 LAYERS = {"layers/common": 0, "layers/gpu": 1, "layers/runtime": 2, "kernels": 3, "layers/ops": 4,
-          "layers/tensor": 5, "layers/scheduler": 6, "layers/tokenizer": 7, "layers/client": 8, "trace": TRACE}
+          "layers/tensor": 5, "layers/scheduler": 6, "layers/tokenizer": 7, "layers/client": 8, "trace": TRACE,
+          "web/server": WEB}
 NAME = {0: "common", TRACE: "trace", 1: "1 gpu", 2: "2 runtime", 3: "3 kernels", 4: "4 ops", 5: "5 tensor",
-        6: "6 scheduler", 7: "7 tokenizer", 8: "8 client", TOP: "top"}
+        6: "6 scheduler", 7: "7 tokenizer", 8: "8 client", WEB: "web", TOP: "top"}
 
 
 def layer_of(path):
@@ -54,7 +59,7 @@ def allowed(src, dst):
 
 def sources():
     out = []
-    for d in ("layers", "kernels", "trace", "cli", "labs", "bench", "tests/unit"):
+    for d in ("layers", "kernels", "trace", "web", "cli", "labs", "bench", "tests/unit"):
         for base, _, files in os.walk(os.path.join(ROOT, d)):
             for f in files:
                 if f.endswith((".c", ".h", ".hip")):

@@ -21,39 +21,10 @@ command -v curl >/dev/null && command -v python3 >/dev/null || { echo "curl/pyth
 mkdir -p $OUT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 fail=0
-PIDS=""
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done' EXIT
-
-# start NAME ARGS...: serve on a free port (--port 0), set PORT.
-start() {
-  name=$1; shift
-  : >$OUT/$name.log   # empty now: the sed below must not read an earlier run's port
-  "$HIPATH" serve --model "$MODEL" --port 0 "$@" >$OUT/$name.log 2>&1 &
-  PID=$!
-  PIDS="$PIDS $PID"
-  for i in $(seq 1 300); do
-    PORT=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' $OUT/$name.log)
-    [ -n "$PORT" ] && return 0
-    kill -0 $PID 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "FAIL: the server did not start:"; cat $OUT/$name.log; exit 1
-}
-
-# stop NAME: SIGTERM (unless already sent), then it must exit 0 with no sanitizer report.
-stop() {
-  kill -TERM $PID 2>/dev/null
-  wait $PID
-  rc=$?
-  if [ $rc -ne 0 ] || grep -q -e "ERROR: AddressSanitizer" -e "runtime error:" -e "LeakSanitizer" $OUT/$1.log; then
-    echo "FAIL: server '$1' exit $rc or sanitizer report:"; tail -n 40 $OUT/$1.log; fail=1
-  else
-    echo "ok   server '$1' stopped cleanly"
-  fi
-}
+. tests/server/serve.sh
 
 MAX_LEN=256
-start main --api-key $KEY --max-model-len $MAX_LEN
+start main "$MODEL" --api-key $KEY --max-model-len $MAX_LEN
 URL=http://127.0.0.1:$PORT
 echo "server: $HIPATH on $URL, model $MODEL"
 
@@ -68,7 +39,10 @@ events = raw.split("\n\n")
 ok = lambda c, w: print(("ok   " if c else "FAIL ") + "SSE: " + w) or c
 good = ok(raw.endswith("\n\n") and events[-1] == "", "the stream ends with a blank line")
 events = events[:-1]
-good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line, events split by blank lines")
+# Comment lines (':', which clients ignore) may come first: the simulated
+# clock's hand-off (docs/timing.md). Then exactly one data line.
+events = ["\n".join(l for l in e.split("\n") if not l.startswith(":")) for e in events]
+good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line (after comments), events split by blank lines")
 good &= ok(events[-1] == "data: [DONE]", "'data: [DONE]' is last")
 chunks = [json.loads(e[6:]) for e in events[:-1]]
 good &= ok(chunks[0]["choices"][0]["delta"].get("role") == "assistant", "the first chunk has delta.role")
@@ -100,7 +74,7 @@ stop main
 
 # A KV cache of 128 tokens: what can never fit gets 503, the rest waits its turn.
 MB=$(python3 -c "import json; c = json.load(open('$MODEL/config.json')); h = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']; print(128 * 8 * c['num_hidden_layers'] * c.get('num_key_value_heads', c['num_attention_heads']) * h / 2**20)")
-start kv --kv-cache-mb "$MB" --max-model-len $MAX_LEN
+start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN
 echo "server: KV cache of 128 tokens on port $PORT"
 python3 tests/server/raw.py kv 127.0.0.1 $PORT || fail=1
 python3 tests/server/raw.py shutdown 127.0.0.1 $PORT $PID || fail=1

@@ -51,9 +51,14 @@ assert [e["id"] for e in detok] == shown, (detok, j["ids"])
 assert "".join(e["text"] for e in detok) == j["text"] and all(e["direction"] == "up" for e in detok), detok
 reqs = {r for (r,) in db.execute("SELECT DISTINCT request FROM slices WHERE layer IN (5, 6, 7) AND request IS NOT NULL")}
 assert reqs == {1}, reqs
-flows = db.execute("SELECT a.layer || a.name || '>' || b.layer || b.name FROM flows f JOIN slices a ON a.id = f.from_slice "
-                   "JOIN slices b ON b.id = f.to_slice WHERE f.flow_id < 0").fetchall()
-assert flows == [("7tokenize>6step",)], flows
+# The request's arrows from tokenize: down to the step that prefills it and
+# the forward pass, back up through the sample to the first detokenize.
+path = [f"{l}{n}" for l, n in db.execute("""
+    WITH RECURSIVE c(slice, n) AS (
+      SELECT id, 0 FROM slices WHERE layer = 7 AND name = 'tokenize' AND request = 1
+      UNION ALL SELECT f.to_slice, n + 1 FROM c JOIN flows f ON f.from_slice = c.slice WHERE n < 64)
+    SELECT s.layer, s.name FROM c JOIN slices s ON s.id = c.slice ORDER BY c.n""")]
+assert path[:4] == ["7tokenize", "6admit", "6step", "5forward"] and path[-2:] == ["4sample", "7detokenize"], path
 print(f"generate --trace-db: layer 7 chat_template, tokenize ({len(ref)} ids = {src}), {len(detok)} detokenize -> {j['text']}")
 PY
 reply=$($HIPATH run "Hi" --trace-db $d/t.db --perfetto $d/t.pftrace 2>$d/err) || { cat $d/err; fail "run exited"; }
@@ -61,8 +66,13 @@ reply=$($HIPATH run "Hi" --trace-db $d/t.db --perfetto $d/t.pftrace 2>$d/err) ||
 grep -q "the journey" $d/err || fail "no journey table"
 layers=$(sqlite3 $d/t.db "SELECT count(DISTINCT layer) FROM slices")
 [ "$layers" = 8 ] || fail "trace has events on $layers layers, not 8"
-path=$(sqlite3 $d/t.db "SELECT group_concat(a.layer || a.name || '>' || b.layer || b.name, ' ') FROM flows f
-  JOIN slices a ON a.id = f.from_slice JOIN slices b ON b.id = f.to_slice WHERE f.flow_id < 0")
-[ "$path" = "8request>7tokenize 7tokenize>6step" ] || fail "request flows: '$path'"
+# The arrows from the client's request reach every layer, down and back up
+# to the client's first token.
+path=$(sqlite3 $d/t.db "WITH RECURSIVE c(slice, n) AS (
+    SELECT id, 0 FROM slices WHERE layer = 8 AND name = 'request'
+    UNION ALL SELECT f.to_slice, n + 1 FROM c JOIN flows f ON f.from_slice = c.slice WHERE n < 64)
+  SELECT group_concat(s.layer || s.name, '>') FROM (SELECT * FROM c ORDER BY n) c JOIN slices s ON s.id = c.slice")
+case "$path" in 8request\>7tokenize\>6admit\>6step\>5forward\>*\>4sample\>7detokenize\>6sse_chunk\>8token) ;; *) fail "request flows: '$path'";; esac
+for l in 1 2 3 4 5 6 7 8; do case "$path" in *"$l"[a-z]*) ;; *) fail "request flows miss layer $l: '$path'";; esac; done
 echo "run: Hi -> $reply, events on all 8 layers, flows $path"
 rm -rf $d

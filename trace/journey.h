@@ -26,5 +26,10 @@ typedef struct {
  * time. 0, or -1 with a reason. */
 int trace_journey(const char *db, int64_t run_id, journey_row rows[16], int *n, double *total_s,
                   char *err, int errlen);
+/* The same for request `request` of the run (0: its first): its own client
+ * request slice is the window, and only the window's events that are that
+ * request's or no request's (an engine step, an op) count. */
+int trace_journey_request(const char *db, int64_t run_id, int64_t request, journey_row rows[16], int *n,
+                          double *total_s, char *err, int errlen);
 
 #endif

@@ -146,6 +146,8 @@ static inline void trace_end(trace_where w, int nargs, const trace_arg *args);
 static inline void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
                                int nargs, const trace_arg *args);
 static inline void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args);
+/* An instant at a time already known (e.g. placed after the fact, web/server/report.c). */
+static inline void trace_instant_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args);
 /* Counter sample: value of `name` at now (or at ts_ns when ts_ns != 0). */
 static inline void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns);
 /* n samples known ahead (e.g. a modeled kernel's occupancy), recorded as one

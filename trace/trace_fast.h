@@ -207,6 +207,11 @@ TRACE_INLINE void trace_instant(trace_where w, const char *name, int nargs, cons
     if (trace_enabled()) trace_emit(EV_INSTANT, &w, name, trace_now_ns(), 0, 0, nargs, args);
 }
 
+TRACE_INLINE void trace_instant_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args)
+{
+    if (trace_enabled()) trace_emit(EV_INSTANT, &w, name, ts_ns, 0, 0, nargs, args);
+}
+
 TRACE_INLINE void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
 {
     if (trace_enabled()) trace_emit(EV_COUNTER, &w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);

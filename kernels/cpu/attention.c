@@ -55,25 +55,29 @@ static void exp_minus(float *p, float m, int n) {
     for (; j < n; j++) p[j] = expf(p[j] - m);
 }
 
-void k_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    for (int i = 0; i < n; i++) {
-        memcpy(kv_k(c, s, l, pos0 + i), k + (size_t)i * c->kv_dim, c->kv_dim * sizeof(float));
-        memcpy(kv_v(c, s, l, pos0 + i), v + (size_t)i * c->kv_dim, c->kv_dim * sizeof(float));
+void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v) {
+    for (int t = 0; t < b->T; t++) {
+        const kv_seq *s = b->seq[b->row_seq[t]];
+        memcpy(kv_k(c, s, l, b->pos[t]), k + (size_t)t * c->kv_dim, c->kv_dim * sizeof(float));
+        memcpy(kv_v(c, s, l, b->pos[t]), v + (size_t)t * c->kv_dim, c->kv_dim * sizeof(float));
     }
 }
 
-void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
-                 int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
+void k_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+                 int n_heads, int n_kv_heads, int head_dim) {
     int group = n_heads / n_kv_heads, BS = c->block_size;
     float scale = 1.0f / sqrtf((float)head_dim);
+    size_t keys = 0;   /* the work: every row's keys */
+    for (int t = 0; t < b->T; t++) keys += (size_t)b->pos[t] + 1;
     /* A lower bar than the matmuls': decode's one query already takes
      * about 8 us a layer at 60 positions (SmolLM2), split by heads. */
-    #pragma omp parallel for collapse(2) schedule(static) if ((size_t)n * n_heads * (pos0 + n) * head_dim >= PARALLEL_MIN / 8)
-    for (int i = 0; i < n; i++)
+    #pragma omp parallel for collapse(2) schedule(static) if (keys * n_heads * head_dim >= PARALLEL_MIN / 8)
+    for (int i = 0; i < b->T; i++)
         for (int h = 0; h < n_heads; h++) {
+            const kv_seq *s = b->seq[b->row_seq[i]];
             const float *qh = q + ((size_t)i * n_heads + h) * head_dim;
             float *o = out + ((size_t)i * n_heads + h) * head_dim;
-            int kvh = h / group, len = pos0 + i + 1;     /* causal: keys 0..pos */
+            int kvh = h / group, len = b->pos[i] + 1;     /* causal: keys 0..pos */
             float m = -INFINITY, lsum = 0, score[BS];
             memset(o, 0, head_dim * sizeof *o);
             for (int p0 = 0; p0 < len; p0 += BS) {

@@ -18,13 +18,13 @@ static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim,
     (void)c; k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
     return 0;
 }
-static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    (void)c; k_kv_append(kv, s, l, pos0, k, v, n);
+static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {
+    (void)c; k_kv_append(kv, b, l, k, v);
     return 0;
 }
-static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
-    (void)c; k_attention(out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
+                          int n_heads, int n_kv_heads, int head_dim) {
+    (void)c; k_attention(out, q, kv, b, l, n_heads, n_kv_heads, head_dim);
     return 0;
 }
 static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {

@@ -21,7 +21,8 @@ static int twin(void) { return rt_device_now()->driver->has_data; }
 static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     sim_kernel k;
     char err[256];
-    if (sim_model(sim_profile(), d.grid, d.block, c->flops, c->bytes, &k, err, sizeof err)) {
+    const gpu_profile *g = sim_profile();
+    if (sim_model(g, d.grid, d.block, c->flops, c->bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }
@@ -57,15 +58,17 @@ static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim,
     if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
     return emulated(t);
 }
-static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    uint64_t t = launch(c, "kv_append", geo_kv_append(n));
-    if (twin()) k_kv_append(kv, s, l, pos0, k, v, n);
+static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {
+    uint64_t t = launch(c, "kv_append", geo_kv_append(b->T));
+    if (twin()) k_kv_append(kv, b, l, k, v);
     return emulated(t);
 }
-static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                          int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
-    uint64_t t = launch(c, n == 1 ? "attention_decode" : "attention_prefill", geo_attention(n, n_heads, wave()));
-    if (twin()) k_attention(out, q, kv, s, l, pos0, n, n_heads, n_kv_heads, head_dim);
+static uint64_t attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
+                          int n_heads, int n_kv_heads, int head_dim) {
+    int rows = att_rows(b);
+    uint64_t t = launch(c, rows == 1 ? "attention_decode" : "attention_prefill",
+                        geo_attention(att_workgroups(b, rows), rows, n_heads, wave()));
+    if (twin()) k_attention(out, q, kv, b, l, n_heads, n_kv_heads, head_dim);
     return emulated(t);
 }
 static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {

@@ -34,13 +34,14 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
 void k_matmul_ref(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
 /* Rotate each head of x[T, n_heads*head_dim] by its position. */
 void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-/* Store k, v rows [n, kv_dim] at positions pos0.. of sequence s, layer l. */
-void k_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-/* Causal attention of n query rows (positions pos0..pos0+n-1) over the
- * sequence's cached K/V, online softmax block by block (FlashAttention's
- * idea: the score matrix is never stored). out, q: [n, n_heads*head_dim]. */
-void k_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
-                 int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+/* Store each row's k and v [T, kv_dim] at its sequence's slot for its
+ * position, layer l. */
+void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
+/* Causal attention of each query row over its sequence's cached K/V (keys
+ * 0..its position), online softmax block by block (FlashAttention's idea:
+ * the score matrix is never stored). out, q: [T, n_heads*head_dim]. */
+void k_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+                 int n_heads, int n_kv_heads, int head_dim);
 /* g = silu(g) * u */
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */

@@ -33,6 +33,12 @@ extern "C" {
 
 #define HD __host__ __device__
 
+/* Dynamic LDS, sized by the launch: HIP's headers define this macro, and
+ * the CPU runtime (hip_cpu.h) its own; nvcc, nvrtc and hiprtc get this. */
+#ifndef HIP_DYNAMIC_SHARED
+#define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
+#endif
+
 /* An fp16 bit pattern as f32 (exact): the device's conversion instruction,
  * and on the host (tests/check_hip_quant.sh) the same by hand. */
 HD inline float half_to_float(uint16_t h) {

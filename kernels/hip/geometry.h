@@ -20,6 +20,7 @@ enum {
 };
 
 #ifndef HIPATH_RTC
+#include "layers/common/kv.h"
 static inline int cdiv(int a, int b) { return (a + b - 1) / b; }
 static inline kdims kd(int grid, int block) { kdims d; d.grid = grid; d.block = block; return d; }
 
@@ -31,9 +32,17 @@ static inline kdims geo_matmul(int T, int N, int wave) {
 }
 static inline kdims geo_rope(int T, int n_heads, int head_dim) { return kd(T * n_heads, head_dim / 2); }
 static inline kdims geo_kv_append(int n) { return kd(n, EW_BLOCK); }
-/* One wavefront per (query row, head); decode has one row, so one wavefront. */
-static inline int att_rows(int n) { return n == 1 ? 1 : ATT_ROWS; }
-static inline kdims geo_attention(int n, int n_heads, int wave) { return kd(cdiv(n, att_rows(n)) * n_heads, att_rows(n) * wave); }
+/* Attention: one wavefront per (query row, head); a workgroup holds `rows`
+ * rows of one sequence and one head. A step of decodes only has one row a
+ * sequence, so one wavefront; with a prefill in it, ATT_ROWS (a decode's
+ * workgroup then has idle wavefronts). One launch serves every sequence. */
+static inline int att_rows(const kv_batch *b) { return b->T == b->n_seqs ? 1 : ATT_ROWS; }
+static inline int att_workgroups(const kv_batch *b, int rows) {
+    int w = 0;
+    for (int i = 0; i < b->n_seqs; i++) w += cdiv(b->row0[i + 1] - b->row0[i], rows);
+    return w;
+}
+static inline kdims geo_attention(int workgroups, int rows, int n_heads, int wave) { return kd(workgroups * n_heads, rows * wave); }
 static inline kdims geo_elementwise(int n) { return kd(cdiv(n, EW_BLOCK), EW_BLOCK); }
 #endif
 

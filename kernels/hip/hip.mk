@@ -2,25 +2,31 @@
 # before `BUILD ?= build`:   include kernels/hip/hip.mk
 #
 #   make                 the sim backend only: no HIP tools needed
-#   make HIP=amd         hipcc for $(HIP_ARCH); objects in build/hip-amd
+#   make HIP=amd         for $(HIP_ARCH) (gfx90a gfx942 gfx1100); objects in build/hip-amd
 #   make HIP=nvidia      the same .hip sources with nvcc for sm_80 and sm_90
 #                        (layers/runtime/hip/hip_compat_cuda.h maps HIP onto CUDA)
-#   make hip-check       compile both variants to objects (-c): no GPU needed,
+#   make hip-check       compile every variant to objects (-c): no GPU needed,
 #                        so a kernel that stops compiling fails CI
 #
 # --jit (layers/runtime/hip/jit.hip) compiles the device headers again at
 # run time with hiprtc or nvrtc: their text is embedded, as jit_headers.h.
 #
-# Debian's hipcc 5.2 (LLVM 15) ships no device library for gfx11: the one
-# missing file, oclc_isa_version_1100.bc, holds only the ISA number and is
-# made from the gfx90a one. LLVM 15 does not know gfx942 (MI300): with ROCm
-# 6 or later, add it: make HIP=amd HIP_ARCH="gfx90a gfx942 gfx1100".
+# AMD compilers: Debian's hipcc (ROCm 5.2, LLVM 15) knows gfx90a and
+# gfx1100 but not gfx942 (MI300), which LLVM 15 predates; Debian bookworm's
+# clang-19 compiles HIP for all three with the same HIP 5.2 headers and
+# device library. So a HIP_ARCH with gfx942 builds with clang-19, one
+# without it with hipcc (make HIP=amd HIP_ARCH="gfx90a gfx1100"); a ROCm 6
+# hipcc knows gfx942 too: make HIP=amd AMD_CXX=hipcc. clang-19 emits code
+# object v5, which ROCm 6 should load (unverified: no GPU here). clang-19
+# refuses gfx950 (MI355). The device library's two missing files: docs/hip-cpu.md.
 
 HIP_SRC   := $(wildcard kernels/hip/*.hip layers/runtime/hip/*.hip)
 # The device headers (no C library: what hiprtc/nvrtc compile) and the rest.
 JIT_HDR   := kernels/hip/device.h kernels/hip/geometry.h kernels/hip/quant.h $(wildcard kernels/hip/*_kernels.h)
-HIP_DEPS  := $(JIT_HDR) kernels/hip/hip_common.h layers/runtime/hip/hip_api.h layers/runtime/hip/hip_compat_cuda.h layers/runtime/hip/jit.h build/hip-jit/jit_headers.h
-HIP_ARCH  ?= gfx90a gfx1100
+HIP_DEPS  := $(JIT_HDR) kernels/hip/hip_common.h layers/runtime/hip/hip_compat_cuda.h layers/runtime/hip/hip_api.h layers/runtime/hip/jit.h build/hip-jit/jit_headers.h
+HIP_ARCH  ?= gfx90a gfx942 gfx1100
+# What hip-check builds with hipcc as well.
+HIPCC_ARCH := gfx90a gfx1100
 CUDA_ARCH ?= 80 90
 HIPCC     ?= hipcc
 # nvcc: a CUDA toolkit's, or the PyPI wheel nvidia-cuda-nvcc's (CUDA 13).
@@ -34,22 +40,32 @@ build/hip-jit/jit_headers.h: $(JIT_HDR)
 	@mkdir -p $(dir $@)
 	for f in $(JIT_HDR); do printf '{ "%s", R"hipath_jit(' $$f; cat $$f; printf ')hipath_jit" },\n'; done > $@
 
-# The ROCm device library, completed for gfx1100 when the system lacks it.
+# The ROCm device library, completed where the system's lacks an arch's ISA
+# file (Debian's: gfx1100 and gfx942). The file holds only the ISA number
+# (major*1000 + minor*100 + stepping), so it is made from a sibling's:
+# ISA_<arch> is the sibling, its number and the new one.
 SYS_DEVLIB := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/amdgcn/bitcode /opt/rocm/amdgcn/bitcode))
+# Where include/hip is: /usr (Debian) or /opt/rocm.
+ROCM_PATH  := $(patsubst %/lib/x86_64-linux-gnu,%,$(SYS_DEVLIB:%/amdgcn/bitcode=%))
 HIP_DEVLIB := build/hip-devlib
-ifeq ($(wildcard $(SYS_DEVLIB)/oclc_isa_version_1100.bc),)
-HIPCC_AMD = $(HIPCC) --rocm-device-lib-path=$(HIP_DEVLIB)
-DEVLIB_STAMP := $(HIP_DEVLIB)/oclc_isa_version_1100.bc
-$(DEVLIB_STAMP):
-	@mkdir -p $(HIP_DEVLIB)
-	ln -sf $(SYS_DEVLIB)/*.bc $(HIP_DEVLIB)/
-	llvm-dis-15 $(SYS_DEVLIB)/oclc_isa_version_90a.bc -o - | sed 's/i32 9010,/i32 11000,/' | llvm-as-15 -o $@
-else
-HIPCC_AMD = $(HIPCC)
-DEVLIB_STAMP :=
-endif
+ISA_1100   := 90a 9010 11000
+ISA_942    := 940 9400 9402
+DEVLIB_MISSING := $(foreach a,1100 942,$(if $(wildcard $(SYS_DEVLIB)/oclc_isa_version_$(a).bc),,$(a)))
+DEVLIB_STAMP := $(DEVLIB_MISSING:%=$(HIP_DEVLIB)/oclc_isa_version_%.bc)
+DEVLIB_FLAG  := --rocm-device-lib-path=$(if $(DEVLIB_MISSING),$(HIP_DEVLIB),$(SYS_DEVLIB))
+$(HIP_DEVLIB)/.links:
+	@mkdir -p $(@D)
+	ln -sf $(SYS_DEVLIB)/*.bc $(@D)/
+	@touch $@
+$(DEVLIB_STAMP): $(HIP_DEVLIB)/oclc_isa_version_%.bc: | $(HIP_DEVLIB)/.links
+	llvm-dis-15 $(SYS_DEVLIB)/oclc_isa_version_$(word 1,$(ISA_$*)).bc -o - | \
+	  sed 's/i32 $(word 2,$(ISA_$*)),/i32 $(word 3,$(ISA_$*)),/' | llvm-as-15 -o $@
 
-AMD_COMPILE    = $(HIPCC_AMD) $(HIP_FLAGS) $(addprefix --offload-arch=,$(HIP_ARCH)) -c $< -o $@
+AMD_CXX ?= $(if $(filter gfx942,$(HIP_ARCH)),clang++-19,$(HIPCC))
+# $(call amd_compile,COMPILER,ARCHS); clang needs to be told it is HIP and where ROCm is, hipcc does that.
+amd_compile = $(1) $(if $(filter clang%,$(notdir $(1))),-x hip --rocm-path=$(ROCM_PATH)) $(DEVLIB_FLAG) $(HIP_FLAGS) \
+              $(addprefix --offload-arch=,$(2)) -c $< -o $@
+AMD_COMPILE    = $(call amd_compile,$(AMD_CXX),$(HIP_ARCH))
 NVIDIA_COMPILE = $(NVCC) -x cu $(HIP_FLAGS) -DHIPATH_CUDA $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) -c $< -o $@
 
 ifneq ($(HIP),)
@@ -73,14 +89,18 @@ endif
 $(BUILD)/libhipath.a: $(HIP_OBJ)
 endif
 
-# Both variants to objects, without a GPU.
+# Every variant to objects, without a GPU: AMD as make HIP=amd builds it,
+# hipcc for what it knows, nvcc.
 HIP_CHECK_DIR := build/hip-check
 .PHONY: hip-check
-hip-check: $(HIP_SRC:%.hip=$(HIP_CHECK_DIR)/%.amd.o) $(HIP_SRC:%.hip=$(HIP_CHECK_DIR)/%.nvidia.o)
-	@echo "hip-check: $(words $(HIP_SRC)) HIP sources compile for $(HIP_ARCH) and sm_$(CUDA_ARCH)"
+hip-check: $(foreach v,amd hipcc nvidia,$(HIP_SRC:%.hip=$(HIP_CHECK_DIR)/%.$(v).o))
+	@echo "hip-check: $(words $(HIP_SRC)) HIP sources compile for $(HIP_ARCH) ($(AMD_CXX)), $(HIPCC_ARCH) (hipcc) and sm_$(CUDA_ARCH)"
 $(HIP_CHECK_DIR)/%.amd.o: %.hip $(HIP_DEPS) $(DEVLIB_STAMP)
 	@mkdir -p $(dir $@)
 	$(AMD_COMPILE)
+$(HIP_CHECK_DIR)/%.hipcc.o: %.hip $(HIP_DEPS) $(DEVLIB_STAMP)
+	@mkdir -p $(dir $@)
+	$(call amd_compile,$(HIPCC),$(HIPCC_ARCH))
 $(HIP_CHECK_DIR)/%.nvidia.o: %.hip $(HIP_DEPS)
 	@mkdir -p $(dir $@)
 	$(NVIDIA_COMPILE)

@@ -52,9 +52,9 @@ uint64_t hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids
 uint64_t hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
 uint64_t hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
 uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_seq *s, int l,
-                       int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
+uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
+                       int n_heads, int n_kv_heads, int head_dim);
 uint64_t hip_silu_mul(const kcost *c, float *g, const float *u, int n);
 uint64_t hip_add(const kcost *c, float *x, const float *y, int n);
 #endif

@@ -27,6 +27,18 @@ typedef struct {
     int len;                 /* tokens whose K and V are stored */
 } kv_seq;
 
+/* The sequences of one engine step as attention sees them: all their new
+ * tokens' rows stacked, T of them; row t belongs to sequence row_seq[t] at
+ * position pos[t]; sequence i's rows are row0[i] .. row0[i+1]-1 (its first
+ * at row0[i], position pos[row0[i]]). One kernel serves them all. */
+typedef struct {
+    unsigned long long id;      /* a new one every step: what a device may key its copy by */
+    int n_seqs, T;
+    const kv_seq *const *seq;   /* [n_seqs] */
+    const int *row0;            /* [n_seqs + 1] */
+    const int *row_seq, *pos;   /* [T] */
+} kv_batch;
+
 /* Bytes one token's K and V take over all layers (f32 slots). */
 static inline size_t kv_token_bytes(int n_layers, int kv_dim) { return 2 * sizeof(float) * (size_t)n_layers * kv_dim; }
 /* Blocks that hold len tokens. */

@@ -94,10 +94,14 @@ static int get_str(cJSON *obj, const char *key, char *out, size_t n, const char 
     return 0;
 }
 
+static const char *const PEAK_DTYPES[] = { "fp32", "fp16", "bf16", "int8" };   /* as in gpu_profile.peak */
+#define NPEAKS 4
+
 int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int errlen) {
     char path[PATH_MAX];
     memset(p, 0, sizeof *p);
     if (resolve(name_or_path, path, err, errlen)) return -1;
+    snprintf(p->path, sizeof p->path, "%s", path);
     cJSON *j = json_read(path, FILE_SMALL, err, errlen);
     if (!j) return -1;
     cJSON *peak = cJSON_GetObjectItem(j, "peak_flops");
@@ -110,11 +114,15 @@ int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int er
         get_num(j, "memory_bandwidth_bytes_per_s", "memory_bandwidth_bytes_per_s", 0, 0, 1e15, &p->bandwidth, path, err, errlen))
         goto out;
     if (!cJSON_IsObject(peak)) { snprintf(err, errlen, "%s: missing object key peak_flops", path); goto out; }
-    if (get_num(peak, "fp32", "peak_flops.fp32", 0, 0, 1e18, &p->peak.fp32, path, err, errlen) ||
-        get_num(peak, "fp16", "peak_flops.fp16", 0, 0, 1e18, &p->peak.fp16, path, err, errlen) ||
-        get_num(peak, "bf16", "peak_flops.bf16", 0, 0, 1e18, &p->peak.bf16, path, err, errlen) ||
-        get_num(peak, "int8", "peak_flops.int8", 0, 0, 1e18, &p->peak.int8, path, err, errlen) ||
-        get_num(j, "compute_units", "compute_units", 0, 0, 1e5, &cu, path, err, errlen) ||
+    /* A peak may be left out (it stays 0); one that is given must be a
+     * rate. The question that needs a peak asks gpu_profile_peak for it. */
+    double *slot[] = { &p->peak.fp32, &p->peak.fp16, &p->peak.bf16, &p->peak.int8 };
+    for (int i = 0; i < NPEAKS; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "peak_flops.%s", PEAK_DTYPES[i]);
+        if (cJSON_GetObjectItem(peak, PEAK_DTYPES[i]) && get_num(peak, PEAK_DTYPES[i], key, 0, 0, 1e18, slot[i], path, err, errlen)) goto out;
+    }
+    if (get_num(j, "compute_units", "compute_units", 0, 0, 1e5, &cu, path, err, errlen) ||
         get_num(j, "wavefront_size", "wavefront_size", 0, 0, 1e3, &wave, path, err, errlen) ||
         get_num(j, "host_link_bytes_per_s", "host_link_bytes_per_s", 0, 0, 1e15, &p->host_link, path, err, errlen) ||
         get_num(j, "launch_latency_s", "launch_latency_s", 0, 1, 1, &p->launch_latency_s, path, err, errlen))
@@ -131,4 +139,26 @@ int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int er
 out:
     cJSON_Delete(j);
     return rc;
+}
+
+double gpu_profile_matmul_peak(const gpu_profile *p, dtype dt) {
+    switch (dt) {
+    case DT_F16:  return p->peak.fp16;
+    case DT_BF16: return p->peak.bf16;
+    case DT_Q8_0: case DT_Q4_0: case DT_Q4_1: return p->peak.int8;
+    default:      return p->peak.fp32;
+    }
+}
+
+int gpu_profile_peak(const gpu_profile *p, const char *dtype, double *out, char *err, int errlen) {
+    const double peak[NPEAKS] = { p->peak.fp32, p->peak.fp16, p->peak.bf16, p->peak.int8 };
+    for (int i = 0; i < NPEAKS; i++) {
+        if (strcmp(dtype, PEAK_DTYPES[i])) continue;
+        *out = peak[i];
+        if (peak[i] > 0) return 0;
+        snprintf(err, errlen, "%s: missing or non-numeric key peak_flops.%s", p->path[0] ? p->path : p->name, dtype);
+        return -1;
+    }
+    snprintf(err, errlen, "no peak for dtype '%s' (fp32, fp16, bf16, int8)", dtype);
+    return -1;
 }

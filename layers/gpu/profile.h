@@ -5,13 +5,17 @@
 #ifndef HIPATH_GPU_PROFILE_H
 #define HIPATH_GPU_PROFILE_H
 
+#include "layers/common/dtype.h"
+#include <limits.h>
+
 typedef struct {
     char name[128];          /* "AMD Radeon PRO W7900" */
     char arch[64];           /* "RDNA3 (gfx1100)" */
     char source[512];        /* the datasheet the figures come from */
+    char path[PATH_MAX];     /* the file it was read from, for messages */
     double memory_bytes;     /* M_cap */
     double bandwidth;        /* beta, device memory, bytes/s */
-    struct { double fp32, fp16, bf16, int8; } peak;   /* Pi, dense FLOP/s (OP/s for int8) */
+    struct { double fp32, fp16, bf16, int8; } peak;   /* Pi, dense FLOP/s (OP/s for int8); 0: not given */
     int compute_units;       /* CUs (AMD) or SMs (NVIDIA) */
     int wavefront_size;      /* 64 CDNA, 32 RDNA wave32 and NVIDIA warps */
     int lds_bytes_per_cu;    /* LDS / shared memory; 0 when not given */
@@ -24,6 +28,15 @@ typedef struct {
  * to a JSON file (anything with a '/' or ending in .json). 0, or -1 with a
  * one-line reason naming the file and key. */
 int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int errlen);
+
+/* The peak a kernel computing with weights of dtype dt reaches: F16 and
+ * BF16 on matrix cores at theirs, the GGUF block formats at int8's (0 when
+ * the profile gives none), anything else at fp32's. */
+double gpu_profile_matmul_peak(const gpu_profile *p, dtype dt);
+/* Pi for a compute dtype ("fp32", "fp16", "bf16", "int8"). A profile need
+ * give only the peaks its questions use: 0 and *out, or -1 with a one-line
+ * reason naming the file and the key (peak_flops.int8) it lacks. */
+int gpu_profile_peak(const gpu_profile *p, const char *dtype, double *out, char *err, int errlen);
 
 /* The known profile names, ", "-separated, into buf (for help text). */
 void gpu_profile_list(char *buf, int len);

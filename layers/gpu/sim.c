@@ -3,7 +3,7 @@
 #include "trace/trace.h"
 #include <stdio.h>
 
-int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes,
+int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes, double peak,
               sim_kernel *k, char *err, int errlen) {
     if (!(p->peak.fp32 > 0) || !(p->bandwidth > 0) || p->compute_units <= 0 || p->wavefront_size <= 0) {
         snprintf(err, errlen, "profile %s: needs positive peak_flops.fp32, memory bandwidth, compute_units and wavefront_size", p->name);
@@ -16,9 +16,11 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
     k->wavefronts = workgroups * ((block + p->wavefront_size - 1) / p->wavefront_size);
     k->waves = (workgroups + cus - 1) / cus;
     k->cus_last = workgroups - (k->waves - 1) * cus;
-    double t_compute = (flops / G) / (p->peak.fp32 / cus), t_memory = (bytes / G) / (p->bandwidth / cus);
-    k->wave_s = t_compute > t_memory ? t_compute : t_memory;
-    k->busy_s = k->waves * k->wave_s;
+    if (!(peak > 0)) peak = p->peak.fp32;
+    double t_compute = k->waves * (flops / G) / (peak / cus);
+    double t_memory = bytes / (p->bandwidth * (G < cus ? G / cus : 1));
+    k->busy_s = t_compute > t_memory ? t_compute : t_memory;
+    k->wave_s = k->busy_s / k->waves;
     k->total_s = k->busy_s + p->launch_latency_s;
     return 0;
 }

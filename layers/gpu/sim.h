@@ -2,13 +2,23 @@
  * sim.h -- layer 1, simulated: a GPU as the wave model of a device profile.
  *
  * A launch of G workgroups of B threads is W = G * ceil(B / wave)
- * wavefronts. Each compute unit runs one workgroup at a time at its share
- * of the device (Pi / CUs, beta / CUs), so the grid goes out in
- * waves = ceil(G / CUs) rounds, each taking as long as one workgroup:
- *   t_wave = max((F/G) / (Pi/CUs), (R/G) / (beta/CUs))
- *   t      = waves * t_wave + launch latency
+ * wavefronts. Each compute unit runs one workgroup at a time, so the grid
+ * goes out in waves = ceil(G / CUs) rounds. Arithmetic is a CU's own (its
+ * share Pi / CUs), so a round of compute takes as long as one workgroup's,
+ * and a last round with one CU busy takes a whole one. Memory bandwidth is
+ * the device's, shared by the CUs that are busy: a grid that fills the CUs
+ * reads at beta however its last round is filled, a grid of G < CUs at
+ * beta * G / CUs (a CU draws no more than its share):
+ *   t_compute = waves * (F/G) / (Pi/CUs)
+ *   t_memory  = R / (beta * min(1, G / CUs))
+ *   t         = max(t_compute, t_memory) + launch latency,  t_wave = that max / waves
+ * where Pi is the rate the kernel computes at: a matmul's at the peak of
+ * its weights' dtype (matrix cores), any other kernel at fp32's.
  * A grid that fills every CU k times gives max(F/Pi, R/beta), the bound;
  * a grid of 2 workgroups on 96 CUs gives 48 times it: 94 CUs sit idle.
+ * (Bandwidth shared, not split per CU: otherwise a memory-bound GEMM whose
+ * last round is nearly empty would run slower than one with more rows,
+ * and a longer prompt could prefill faster than a shorter one.)
  */
 #ifndef HIPATH_GPU_SIM_H
 #define HIPATH_GPU_SIM_H
@@ -25,7 +35,7 @@ typedef struct {
 
 /* Model one launch. 0, or -1 with a reason (a profile without peak,
  * bandwidth or CUs, or an empty grid). */
-int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes,
+int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes, double peak,
               sim_kernel *k, char *err, int errlen);
 
 /* The simulated device's timeline (one stream, in order). Times are on the

@@ -17,7 +17,7 @@ void ops_set_where(int64_t req, int64_t step) { where_req = req; where_step = st
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
     int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, where_step, timed ? trace_now_ns() : 0 };
+    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0 };
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the
@@ -68,6 +68,7 @@ void op_matmul(const char *name, float *y, const float *x, const tensor *Wt, con
     int N = (int)Wt->shape[0], K = (int)Wt->shape[1];
     double wbytes = (double)dtype_row_bytes(Wt->dt, K) * N;
     kcost c = begin(name, 2.0 * T * N * K, wbytes + 4.0 * T * (K + N));
+    c.dt = Wt->dt;
     uint64_t t1 = backend_now()->matmul(&c, y, x, Wt, b, T, N, K);
     end(&c, t1, TRACE_ARGS(TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes), TA_DBL("weight_bytes", wbytes),
                            TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K), TA_LIT("dtype", dtype_name(Wt->dt))));
@@ -78,17 +79,21 @@ void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float t
     end_tokens(&c, backend_now()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
 }
 
-void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n) {
-    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * n * c->kv_dim);
-    end_tokens(&cost, backend_now()->kv_append(&cost, c, s, l, pos0, k, v, n), n);
+void op_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v) {
+    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * b->T * c->kv_dim);
+    end_tokens(&cost, backend_now()->kv_append(&cost, c, b, l, k, v), b->T);
 }
 
-void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
-                  int pos0, int n, int n_heads, int n_kv_heads, int head_dim) {
-    double keys = (double)n * pos0 + (double)n * (n + 1) / 2;   /* sum over queries of positions seen */
-    double kv_read = 2.0 * sizeof(float) * (pos0 + n) * n_kv_heads * head_dim;
-    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * n * n_heads * head_dim);
-    end_tokens(&cost, backend_now()->attention(&cost, out, q, c, s, l, pos0, n, n_heads, n_kv_heads, head_dim), n);
+/* Each row reads its sequence's keys 0..its position; each sequence's K
+ * and V are read once (its rows share them in one workgroup's LDS). */
+void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+                  int n_heads, int n_kv_heads, int head_dim) {
+    double keys = 0, kv_read = 0;
+    for (int t = 0; t < b->T; t++) keys += b->pos[t] + 1.0;
+    for (int i = 0; i < b->n_seqs; i++)
+        kv_read += 2.0 * sizeof(float) * (b->pos[b->row0[i + 1] - 1] + 1) * n_kv_heads * head_dim;
+    kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * b->T * n_heads * head_dim);
+    end_tokens(&cost, backend_now()->attention(&cost, out, q, c, b, l, n_heads, n_kv_heads, head_dim), b->T);
 }
 
 void op_silu_mul(float *g, const float *u, int T, int n) {

@@ -24,9 +24,10 @@ void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int 
 /* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */
 void op_matmul(const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
 void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
-void op_kv_append(kv_cache *c, const kv_seq *s, int l, int pos0, const float *k, const float *v, int n);
-void op_attention(float *out, const float *q, const kv_cache *c, const kv_seq *s, int l,
-                  int pos0, int n, int n_heads, int n_kv_heads, int head_dim);
+/* Every sequence of the step at once (kv.h's kv_batch): one launch each. */
+void op_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
+void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+                  int n_heads, int n_kv_heads, int head_dim);
 void op_silu_mul(float *g, const float *u, int T, int n);
 void op_add(const char *name, float *x, const float *y, int T, int n);
 

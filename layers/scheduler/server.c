@@ -28,6 +28,8 @@ struct server {
     struct MHD_Daemon *d;
     char name[256];
     char *api_key;
+    server_handler other;          /* paths not routed here (server.h) */
+    void *other_ctx;
     int max_model_len, port;
     int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
     int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
@@ -37,7 +39,7 @@ struct server {
     atomic_ullong responses[600];  /* by HTTP status */
 };
 
-enum route { R_NONE, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS };
+enum route { R_NONE, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS, R_OTHER };
 static const struct { const char *method, *path; enum route route; } ROUTES[] = {
     { "POST", "/v1/chat/completions", R_CHAT }, { "POST", "/v1/completions", R_COMPLETIONS },
     { "GET", "/v1/models", R_MODELS }, { "GET", "/health", R_HEALTH }, { "GET", "/metrics", R_METRICS },
@@ -253,13 +255,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 if (!strcmp(method, ROUTES[i].method)) route = ROUTES[i].route;
             }
         if (!route && path_known) return reject(s, c, 405, "method_not_allowed", "%.16s is not allowed on %.200s", method, url);
+        if (!route && s->other && strncmp(url, "/v1/", 4)) route = R_OTHER;
         if (!route) return reject(s, c, 404, "not_found", "Invalid URL (%.16s %.200s)", method, url);
         if (!strncmp(url, "/v1/", 4) && !authorized(s, c))
             return reject(s, c, 401, "invalid_api_key", "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
         if (route == R_MODELS) return respond(s, c, 200, "application/json", models_json(s), -1);
         if (route == R_HEALTH) return respond(s, c, 200, "application/json", strdup("{\"status\":\"ok\"}"), -1);
         if (route == R_METRICS) return respond(s, c, 200, "text/plain; version=0.0.4", metrics_text(s), -1);
-        if (!json_content_type(c)) return reject(s, c, 415, "unsupported_media_type", "Content-Type must be application/json");
+        if (route != R_OTHER && !json_content_type(c)) return reject(s, c, 415, "unsupported_media_type", "Content-Type must be application/json");
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > MAX_DRAIN)
             return reject(s, c, 413, "request_too_large", "the body has %.20s bytes; the limit is %d", cl, MAX_BODY);
@@ -283,6 +286,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         return MHD_YES;
     }
     if (k->too_big) return reject(s, c, 413, "request_too_large", "the body is over %d bytes", MAX_BODY);
+    if (k->route == R_OTHER)
+        return (enum MHD_Result)s->other(s->other_ctx, c, method, url, k->body, k->len, authorized(s, c));
     return complete(s, c, k);
 }
 
@@ -363,12 +368,14 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     if (o->reply && force_reply(s, o->reply, err, errlen)) goto fail_tok;
 
     const char *base = o->served_name;
-    if (!base) {   /* the folder's name, without a trailing slash */
+    if (!base) {   /* the folder's name, without a trailing slash (a config's: its file's, less .config.json) */
         size_t n = strlen(o->model_dir);
         while (n > 1 && o->model_dir[n - 1] == '/') n--;
         size_t b = n;
         while (b > 0 && o->model_dir[b - 1] != '/') b--;
         snprintf(s->name, sizeof s->name, "%.*s", (int)(n - b), o->model_dir + b);
+        char *ext = strstr(s->name, ".config.json");
+        if (ext || (ext = strstr(s->name, ".json"))) *ext = 0;
     } else {
         snprintf(s->name, sizeof s->name, "%s", base);
     }
@@ -390,6 +397,8 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->created = (long)time(NULL);
     atomic_store(&s->next_id, 1);
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
+    s->other = o->other;
+    s->other_ctx = o->other_ctx;
     s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,

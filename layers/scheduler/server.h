@@ -9,6 +9,17 @@
 #define HIPATH_SERVER_H
 
 #include "layers/scheduler/text.h"
+#include <stddef.h>
+
+/* A path the server does not route (anything but /v1/..., /health,
+ * /metrics), handed to whoever assembled the server (cli/ hands the web
+ * front end, web/server/, which sits above the layers): called once the
+ * body (at most 1 MiB) is in, on the connection's thread; it queues a
+ * response on c and returns an enum MHD_Result. authorized: the API key,
+ * if one is set, was sent. */
+struct MHD_Connection;
+typedef int (*server_handler)(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
+                              const char *body, size_t len, int authorized);
 
 typedef struct {
     const char *model_dir;       /* or, with analytic_dtype, a config.json */
@@ -19,11 +30,13 @@ typedef struct {
     int max_model_len;           /* 0: the model's context, capped by the KV cache */
     int max_batch;               /* 0: 32 */
     double kv_cache_mb;          /* 0: 90% of the device's memory left after weights and workspace
-                                    (capped at 1 GiB on sim, 64 on cpu): server.c, size_kv */
+                                    (capped at 256 MiB on sim; 64 on cpu): server.c, size_kv */
     const char *api_key;         /* NULL: no key needed */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
     const char *reply;           /* teacher forcing: every reply is this text, then the end of the turn */
+    server_handler other;        /* NULL: other paths get 404 */
+    void *other_ctx;
 } server_opts;
 
 typedef struct server server;

@@ -10,6 +10,7 @@
 #include "layers/ops/ops.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,9 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
                         (void **)&s->d_pos };
     size_t bytes[A_N];
     sizes(c, (size_t)max_tokens, (size_t)max_seqs, bytes);
-    int bad = !(s->ids = malloc((size_t)max_tokens * sizeof(int))) || !(s->pos = malloc((size_t)max_tokens * sizeof(int)));
+    int bad = !(s->ids = malloc((size_t)max_tokens * sizeof(int))) || !(s->pos = malloc((size_t)max_tokens * sizeof(int))) ||
+              !(s->row_seq = malloc((size_t)max_tokens * sizeof(int))) || !(s->row0 = malloc(((size_t)max_seqs + 1) * sizeof(int))) ||
+              !(s->seq = malloc((size_t)max_seqs * sizeof *s->seq));
     for (int i = 0; i < A_N; i++) bad |= !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, A_NAME[i]));
     if (bad) {
         forward_state_free(s);
@@ -58,7 +61,7 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
 void forward_state_free(forward_state *s) {
     rt_free(s->x); rt_free(s->xb); rt_free(s->q); rt_free(s->k); rt_free(s->v); rt_free(s->att);
     rt_free(s->gate); rt_free(s->up); rt_free(s->xlast); rt_free(s->logits); rt_free(s->d_ids); rt_free(s->d_pos);
-    free(s->ids); free(s->pos);
+    free(s->ids); free(s->pos); free(s->row_seq); free(s->row0); free(s->seq);
     memset(s, 0, sizeof *s);
 }
 
@@ -67,7 +70,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int T = 0, n_logits = 0;
     for (int i = 0; i < n_seqs; i++) { T += seqs[i].n; n_logits += seqs[i].logits != NULL; }
     if (T > s->max_tokens || n_logits > s->max_seqs || T == 0) return -1;
-    int dim = c->dim, hd = c->head_dim, q_dim = c->n_heads * hd, kv_dim = c->n_kv_heads * hd;
+    int dim = c->dim, hd = c->head_dim;
     int adjacent = c->rope == ROPE_ADJACENT;
 
     trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
@@ -78,7 +81,12 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
 
     /* Stack every sequence's new tokens; positions continue each cache. */
     for (int i = 0, t = 0; i < n_seqs; i++)
-        for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; }
+        for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; s->row_seq[t] = i; }
+    for (int i = 0, t = 0; i < n_seqs; t += seqs[i].n, i++) { s->seq[i] = seqs[i].kv; s->row0[i] = t; }
+    s->row0[n_seqs] = T;
+    static _Atomic unsigned long long batches;
+    s->batch = (kv_batch){ .id = ++batches, .n_seqs = n_seqs, .T = T, .seq = s->seq, .row0 = s->row0, .row_seq = s->row_seq,
+                           .pos = s->pos };
     uint64_t f = trace_flow_next();   /* the ids' copy -> the first op: the embedding */
     trace_flow_out(f);
     rt_copy_async(s->d_ids, s->ids, T * sizeof(int), COPY_H2D, step);
@@ -103,11 +111,8 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         }
         op_rope(s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
         op_rope(s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
-        for (int i = 0, t = 0; i < n_seqs; t += seqs[i].n, i++) {
-            op_kv_append(kv, seqs[i].kv, l, s->pos[t], s->k + (size_t)t * kv_dim, s->v + (size_t)t * kv_dim, seqs[i].n);
-            op_attention(s->att + (size_t)t * q_dim, s->q + (size_t)t * q_dim, kv, seqs[i].kv, l, s->pos[t],
-                         seqs[i].n, c->n_heads, c->n_kv_heads, hd);
-        }
+        op_kv_append(kv, &s->batch, l, s->k, s->v);
+        op_attention(s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
         op_matmul("o_proj", s->xb, s->att, L->wo, NULL, T);
         op_add("residual", s->x, s->xb, T, dim);
 

@@ -29,6 +29,9 @@ typedef struct {
     float *x, *xb, *q, *k, *v, *att, *gate, *up;   /* [T, ...] */
     float *xlast, *logits;                          /* [seqs, dim], [seqs, vocab] */
     int *ids, *pos;                                 /* host, [T] */
+    kv_batch batch;                                 /* the step's sequences for attention: */
+    const kv_seq **seq;                             /*   host, [seqs] */
+    int *row0, *row_seq;                            /*   host, [seqs + 1], [T] */
     int *d_ids, *d_pos;                             /* device, [T] */
 } forward_state;
 

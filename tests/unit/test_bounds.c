@@ -28,6 +28,19 @@
  * B* = 2 x 1e6 / (2 x 1e3) = 1000.
  * Workspace (B 1, P 4): 4 tokens x (2x8 + 2x8 + 2x4 + 2x16 = 72) x 2 bytes
  * = 576, plus 32 fp32 logits = 128: 704. KV held: 4 x 32 = 128.
+ *
+ * Grouped int8, G = 4 (a bf16 scale per 4 weights along each matrix's input;
+ * the rest bf16): scales per layer, out x in/4: q 8x2 = 16, k 4x2 = 8, v 8,
+ * o 16, gate 16x2 = 32, up 32, down 8x4 = 32: 144, so 288 scales = 576
+ * bytes; linear weights 1152 x 1; the rest (tables 512, norms 40) x 2 =
+ * 1104. Weights 1152 + 576 + 1104 = 2832. b_W = 1 + 2/4 = 1.5; computed in
+ * bf16 (1e6): B* = 1.5 x 1e6 / 2e3 = 750. Decode (B 1, L 4) reads 1728 of
+ * linear weights and scales, LM head 256 x 2 = 512, norms 40 x 2 = 80, one
+ * bf16 embedding row 16: 2336, + KV 128 = 2464.
+ * G = 3 leaves partial groups, each with its scale: ceil(8/3) = 3 and
+ * ceil(16/3) = 6 a row: q 24, k 12, v 12, o 24, gate 48, up 48, down 8x6 =
+ * 48: 216 a layer, 432 = 864 bytes; weights 1152 + 864 + 1104 = 3120.
+ * fp32 compute: the workspace's activations at 4 bytes, 4 x 72 x 4 + 128 = 1280.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,114 +91,175 @@ static const char *profile_json(const char *bandwidth, const char *memory, const
 
 static const char *GOOD_PEAK = "\"fp32\": 5e5, \"fp16\": 1e6, \"bf16\": 1e6, \"int8\": 2e6";
 
-static void load(model_config *c, gpu_profile *g, const char *arch, int tied) {
-    char err[512] = "";
-    assert_int_equal(model_config_load(c, tiny_config(arch, tied), err, sizeof err), 0);
-    assert_int_equal(gpu_profile_load(g, profile_json("1e3", "1e6", GOOD_PEAK, "32"), err, sizeof err), 0);
+/* What a test works on: the tiny llama, the toy device, the calculator's
+ * answer or its reason. */
+typedef struct {
+    model_config c;
+    gpu_profile g;
+    bounds_result r;
+    char err[512];
+} toy;
+
+static void load(toy *t, const char *arch, int tied) {
+    t->err[0] = 0;
+    assert_int_equal(model_config_load(&t->c, tiny_config(arch, tied), t->err, sizeof t->err), 0);
+    assert_int_equal(gpu_profile_load(&t->g, profile_json("1e3", "1e6", GOOD_PEAK, "32"), t->err, sizeof t->err), 0);
+}
+
+/* bounds_compute_with on the toy: 0, or -1 with the reason in t->err. */
+static int compute(toy *t, bounds_input in, bounds_options opt) {
+    t->err[0] = 0;
+    return bounds_compute_with(&t->c, &t->g, &in, &opt, &t->r, t->err, sizeof t->err);
 }
 
 #define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fabs((double)(b)) + 1e-12)
 
+static const bounds_options DEFAULTS = { 0 };
+
 static void test_hand_worked(void **state) {
     (void)state;
-    model_config c;
-    gpu_profile g;
-    bounds_result r;
-    char err[512];
-    load(&c, &g, "LlamaForCausalLM", 0);
+    toy t;
+    load(&t, "LlamaForCausalLM", 0);
     bounds_input in = { "bf16", "bf16", 1, 4, 4 };
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    assert_int_equal(r.params, 1704);
-    NEAR(r.weights_bytes, 3408);
-    NEAR(r.kv_bytes_per_token, 32);
-    NEAR(r.prefill.flops, 10368);
-    NEAR(r.prefill.weight_bytes, 2960);
-    NEAR(r.prefill.kv_bytes, 128);
-    NEAR(r.prefill.bytes, 3088);
-    NEAR(r.prefill.t_compute, 10368e-6);
-    NEAR(r.prefill.t_memory, 3.088);
-    NEAR(r.prefill.t_lower, 3.088);
-    NEAR(r.decode.flops, 3072);
-    NEAR(r.decode.bytes, 3040);
-    NEAR(r.decode.t_memory, 3.04);
-    NEAR(r.decode.intensity, 3072.0 / 3040);
-    assert_false(bounds_compute_bound(&r.decode));
-    NEAR(r.b_star, 1000);
-    NEAR(r.capacity.workspace_bytes, 704);
-    NEAR(r.capacity.kv_bytes, 128);
-    assert_true(r.capacity.fits);
+    /* bounds_compute is bounds_compute_with hipath's defaults. */
+    assert_int_equal(bounds_compute(&t.c, &t.g, &in, &t.r, t.err, sizeof t.err), 0);
+    bounds_result *r = &t.r;
+    assert_int_equal(r->params, 1704);
+    NEAR(r->weights_bytes, 3408);
+    NEAR(r->kv_bytes_per_token, 32);
+    NEAR(r->prefill.flops, 10368);
+    NEAR(r->prefill.weight_bytes, 2960);
+    NEAR(r->prefill.kv_bytes, 128);
+    NEAR(r->prefill.bytes, 3088);
+    NEAR(r->prefill.t_compute, 10368e-6);
+    NEAR(r->prefill.t_memory, 3.088);
+    NEAR(r->prefill.t_lower, 3.088);
+    NEAR(r->decode.flops, 3072);
+    NEAR(r->decode.bytes, 3040);
+    NEAR(r->decode.t_memory, 3.04);
+    NEAR(r->decode.intensity, 3072.0 / 3040);
+    assert_false(bounds_compute_bound(&r->decode));
+    NEAR(r->b_star, 1000);
+    NEAR(r->capacity.workspace_bytes, 704);
+    NEAR(r->capacity.kv_bytes, 128);
+    assert_true(r->capacity.fits);
 
     in.batch = 2;
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    NEAR(r.decode.flops, 6144);
-    NEAR(r.decode.weight_bytes, 2928);
-    NEAR(r.decode.kv_bytes, 256);
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(r->decode.flops, 6144);
+    NEAR(r->decode.weight_bytes, 2928);
+    NEAR(r->decode.kv_bytes, 256);
 
     /* Compute-bound once the FLOPs per byte pass Pi / beta = 1000: make
      * bandwidth huge, and decode must flip. */
-    g.bandwidth = 1e12;
+    t.g.bandwidth = 1e12;
     in.batch = 1;
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    assert_true(bounds_compute_bound(&r.decode));
-    NEAR(r.decode.t_lower, 3072e-6);
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    assert_true(bounds_compute_bound(&r->decode));
+    NEAR(r->decode.t_lower, 3072e-6);
 }
 
 static void test_variants(void **state) {
     (void)state;
-    model_config c;
-    gpu_profile g;
-    bounds_result r;
-    char err[512];
+    toy t;
     bounds_input in = { "bf16", "bf16", 1, 4, 4 };
     /* qwen2 adds q, k, v biases: 8 + 4 + 4 = 16 per layer, 1704 + 32. */
-    load(&c, &g, "Qwen2ForCausalLM", 0);
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    assert_int_equal(r.params, 1736);
+    load(&t, "Qwen2ForCausalLM", 0);
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    assert_int_equal(t.r.params, 1736);
     /* Tied: no separate LM head, 1448 parameters; decode still reads the
      * table once (as the LM head): (1448 + 8 rows) x 2 = 2912 as untied. */
-    load(&c, &g, "LlamaForCausalLM", 1);
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    assert_int_equal(r.params, 1448);
-    NEAR(r.decode.weight_bytes, 2912);
+    load(&t, "LlamaForCausalLM", 1);
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    assert_int_equal(t.r.params, 1448);
+    NEAR(t.r.decode.weight_bytes, 2912);
     /* q4_1: 0.625 bytes a weight, int8 peak 2e6: B* = 0.625 x 2e6 / 2e3 = 625;
      * fp32 KV doubles KV per token to 64. */
     in.dtype = "q4_1";
     in.kv_dtype = "fp32";
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    NEAR(r.weights_bytes, 1448 * 0.625);
-    NEAR(r.b_star, 625);
-    NEAR(r.kv_bytes_per_token, 64);
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(t.r.weights_bytes, 1448 * 0.625);
+    NEAR(t.r.b_star, 625);
+    NEAR(t.r.kv_bytes_per_token, 64);
     /* Too small a device: 1e3 bytes < 1448 x 2. */
     in.dtype = "bf16";
-    g.memory_bytes = 1e3;
-    assert_int_equal(bounds_compute(&c, &g, &in, &r, err, sizeof err), 0);
-    assert_false(r.capacity.fits);
+    t.g.memory_bytes = 1e3;
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    assert_false(t.r.capacity.fits);
+}
+
+/* Storage and compute dtypes apart, scales counted, the chapter's capacity
+ * conventions: the values worked in the file's comment. */
+static void test_options(void **state) {
+    (void)state;
+    toy t;
+    load(&t, "LlamaForCausalLM", 0);
+    bounds_input in = { "int8", "bf16", 1, 4, 4 };
+    assert_int_equal(compute(&t, in, (bounds_options){ .compute_dtype = "bf16", .group_size = 4 }), 0);
+    assert_int_equal(t.r.params, 1704);
+    NEAR(t.r.weights_bytes, 2832);
+    NEAR(t.r.b_w, 1.5);
+    NEAR(t.r.peak, 1e6);
+    NEAR(t.r.b_star, 750);
+    NEAR(t.r.decode.weight_bytes, 2336);
+    NEAR(t.r.decode.bytes, 2464);
+    NEAR(t.r.decode.flops, 3072);   /* FLOPs do not depend on storage */
+    assert_int_equal(compute(&t, in, (bounds_options){ .compute_dtype = "bf16", .group_size = 3 }), 0);
+    NEAR(t.r.weights_bytes, 3120);
+    /* Without --compute-dtype int8 weights run at the int8 peak, as before. */
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(t.r.peak, 2e6);
+    NEAR(t.r.weights_bytes, 1704);
+    NEAR(t.r.b_star, 1000);
+    /* int4 flat: half a byte a weight. */
+    in.dtype = "int4";
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(t.r.weights_bytes, 852);
+    /* fp32 compute doubles the activations; a fixed workspace replaces the
+     * estimate; decimal GB reads the device's 1e6 bytes as 1e6 / 2^30 GB. */
+    in.dtype = "bf16";
+    assert_int_equal(compute(&t, in, (bounds_options){ .compute_dtype = "fp32" }), 0);
+    NEAR(t.r.capacity.workspace_bytes, 1280);
+    NEAR(t.r.peak, 5e5);
+    assert_int_equal(compute(&t, in, (bounds_options){ .workspace_bytes = 100, .decimal_gb = 1 }), 0);
+    NEAR(t.r.capacity.workspace_bytes, 100);
+    NEAR(t.r.capacity.device_bytes, 1e6 * 1e9 / 1073741824.0);
+    NEAR(t.r.capacity.total_bytes, 3408 + 128 + 100);
 }
 
 static void test_bad_input(void **state) {
     (void)state;
-    model_config c;
-    gpu_profile g;
-    bounds_result r;
-    char err[512];
-    load(&c, &g, "LlamaForCausalLM", 0);
-    struct { bounds_input in; const char *says; } CASES[] = {
-        { { "bf16", "bf16", 0, 4, 4 }, "batch 0" },
-        { { "bf16", "bf16", 1, 4, 0 }, "context 0" },
-        { { "bf16", "bf16", 1, 4, 65 }, "context 65" },
-        { { "bf16", "bf16", 1, 65, 4 }, "prompt length 65" },
-        { { "bf17", "bf16", 1, 4, 4 }, "bf17" },
-        { { "bf16", "q4_1", 1, 4, 4 }, "KV dtype 'q4_1'" },
+    toy t;
+    load(&t, "LlamaForCausalLM", 0);
+    struct { bounds_input in; bounds_options opt; const char *says; } CASES[] = {
+        { { "bf16", "bf16", 0, 4, 4 }, { 0 }, "batch 0" },
+        { { "bf16", "bf16", 1, 4, 0 }, { 0 }, "context 0" },
+        { { "bf16", "bf16", 1, 4, 65 }, { 0 }, "context 65" },
+        { { "bf16", "bf16", 1, 65, 4 }, { 0 }, "prompt length 65" },
+        { { "bf17", "bf16", 1, 4, 4 }, { 0 }, "bf17" },
+        { { "bf16", "q4_1", 1, 4, 4 }, { 0 }, "KV dtype 'q4_1'" },
+        { { "bf16", "bf16", 1, 4, 4 }, { .group_size = 128 }, "only int8 and int4" },
+        { { "q4_1", "bf16", 1, 4, 4 }, { .group_size = 32 }, "not q4_1" },
+        { { "int8", "bf16", 1, 4, 4 }, { .group_size = -1 }, "group size -1" },
+        { { "int8", "bf16", 1, 4, 4 }, { .compute_dtype = "q4_1" }, "compute dtype 'q4_1'" },
+        { { "int8", "bf16", 1, 4, 4 }, { .workspace_bytes = -1 }, "workspace" },
     };
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
-        err[0] = 0;
-        assert_int_equal(bounds_compute(&c, &g, &CASES[i].in, &r, err, sizeof err), -1);
-        assert_non_null(strstr(err, CASES[i].says));
+        assert_int_equal(compute(&t, CASES[i].in, CASES[i].opt), -1);
+        assert_non_null(strstr(t.err, CASES[i].says));
     }
+    /* Sizes past 2^53 parameters (here 1e9 x 1e9 x 1e6 layers) would wrap
+     * an int64 count negative: refused, saying why. */
+    const char *absurd = write_file("broken.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 1000000000,"
+                                    " \"intermediate_size\": 1000000000, \"num_hidden_layers\": 1000000, \"num_attention_heads\": 1000,"
+                                    " \"vocab_size\": 1000}");
+    assert_int_equal(model_config_load(&t.c, absurd, t.err, sizeof t.err), 0);
+    assert_int_equal(compute(&t, (bounds_input){ "bf16", "bf16", 1, 4, 4 }, DEFAULTS), -1);
+    assert_non_null(strstr(t.err, "2^53"));
     /* A config without hidden_size is refused by name. */
     const char *p = write_file("broken.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"intermediate_size\": 16}");
-    assert_int_equal(model_config_load(&c, p, err, sizeof err), -1);
-    assert_non_null(strstr(err, "hidden_size"));
+    assert_int_equal(model_config_load(&t.c, p, t.err, sizeof t.err), -1);
+    assert_non_null(strstr(t.err, "hidden_size"));
 }
 
 static void test_profile_refused(void **state) {
@@ -196,7 +270,8 @@ static void test_profile_refused(void **state) {
         { "0", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
         { "-5e11", "1e6", GOOD_PEAK, "32", "memory_bandwidth_bytes_per_s" },
         { "1e3", "-1", GOOD_PEAK, "32", "memory_bytes" },
-        { "1e3", "1e6", "\"fp32\": 1, \"fp16\": 1, \"int8\": 1", "32", "peak_flops.bf16" },
+        { "1e3", "1e6", "\"fp32\": 1, \"fp16\": 1, \"bf16\": -1", "32", "peak_flops.bf16" },
+        { "1e3", "1e6", "\"fp32\": 1, \"int8\": \"fast\"", "32", "peak_flops.int8" },
         { "1e3", "1e6", GOOD_PEAK, "48", "wavefront_size" },
         { "1e3", "\"lots\"", GOOD_PEAK, "64", "memory_bytes" },
     };
@@ -210,6 +285,29 @@ static void test_profile_refused(void **state) {
     assert_non_null(strstr(err, "unknown device 'no-such-gpu'"));
     assert_int_equal(gpu_profile_load(&g, write_file("bad.json", "{not json"), err, sizeof err), -1);
     assert_non_null(strstr(err, "not valid JSON"));
+}
+
+/* A profile gives only the peaks its questions use: one without int8
+ * answers a bf16 question; an int8 one is refused naming the file and key,
+ * and so is the fp32 peak the simulated device asks for. */
+static void test_profile_peaks(void **state) {
+    (void)state;
+    toy t;
+    double peak;
+    load(&t, "LlamaForCausalLM", 0);
+    const char *path = profile_json("1e3", "1e6", "\"bf16\": 1e6", "32");
+    assert_int_equal(gpu_profile_load(&t.g, path, t.err, sizeof t.err), 0);
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(t.r.peak, 1e6);
+    in.dtype = "int8";
+    assert_int_equal(compute(&t, in, DEFAULTS), -1);
+    assert_non_null(strstr(t.err, path));
+    assert_non_null(strstr(t.err, "missing or non-numeric key peak_flops.int8"));
+    /* ... unless int8 weights are computed in bf16. */
+    assert_int_equal(compute(&t, in, (bounds_options){ .compute_dtype = "bf16" }), 0);
+    assert_int_equal(gpu_profile_peak(&t.g, "fp32", &peak, t.err, sizeof t.err), -1);
+    assert_non_null(strstr(t.err, "peak_flops.fp32"));
 }
 
 /* The shipped W7900 profile by name, against the datasheet (run from the
@@ -241,8 +339,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_worked),
         cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_options),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_profile_refused),
+        cmocka_unit_test(test_profile_peaks),
         cmocka_unit_test(test_w7900_datasheet),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

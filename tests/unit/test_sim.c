@@ -24,7 +24,7 @@ static void small_grid_one_wave(void **state) {
     gpu_profile p = dev96();
     sim_kernel k;
     char err[256];
-    assert_int_equal(sim_model(&p, 2, 256, 2e9, 96e6, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, 2, 256, 2e9, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.waves, 1);
     assert_int_equal(k.cus_last, 2);
     assert_int_equal(k.wavefronts, 2 * 8);                 /* 256 threads / 32 */
@@ -39,16 +39,22 @@ static void full_grid_meets_the_bound(void **state) {
     gpu_profile p = dev96();
     sim_kernel k;
     char err[256];
-    assert_int_equal(sim_model(&p, 192, 64, 192e9, 96e6, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, 192, 64, 192e9, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.waves, 2);
     assert_int_equal(k.cus_last, 96);
     assert_int_equal(k.wavefronts, 192 * 2);
     assert_true(k.busy_s > 2e-3 * (1 - 1e-12) && k.busy_s < 2e-3 * (1 + 1e-12));
     /* 97 workgroups: a second wave with one CU busy takes as long as a full one. */
-    assert_int_equal(sim_model(&p, 97, 64, 97e9, 0, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, 97, 64, 97e9, 0, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.waves, 2);
     assert_int_equal(k.cus_last, 1);
     assert_true(k.busy_s > 2e-3 * (1 - 1e-12) && k.busy_s < 2e-3 * (1 + 1e-12));
+    /* Memory is the device's, shared: the same 97 workgroups reading R =
+     * 96e6 bytes take R/beta = 0.1 ms, not two rounds of a CU's share
+     * ((R/97)/(beta/96) each, 0.198 ms). */
+    assert_int_equal(sim_model(&p, 97, 64, 0, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_true(k.busy_s > 1e-4 * (1 - 1e-12) && k.busy_s < 1e-4 * (1 + 1e-12));
+    assert_true(k.wave_s > 5e-5 * (1 - 1e-12) && k.wave_s < 5e-5 * (1 + 1e-12));
 }
 
 /* The wavefront size comes from the profile: the same 256 threads are 8
@@ -61,14 +67,32 @@ static void wavefronts_from_geometry(void **state) {
     kdims d = geo_matmul(1, 896, p.wavefront_size);        /* decode GEMV, 896 rows */
     assert_int_equal(d.grid, 224);                          /* 4 rows per workgroup */
     assert_int_equal(d.block, 128);
-    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);                    /* one per row */
     p.wavefront_size = 64;
     d = geo_matmul(1, 896, p.wavefront_size);
-    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);
-    assert_int_equal(sim_model(&p, 1, 100, 1, 1, &k, err, sizeof err), 0);
+    assert_int_equal(sim_model(&p, 1, 100, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 2);                      /* 100 threads: 2 wave64 */
+}
+
+/* A matmul computes at its weights' dtype's peak (matrix cores), anything
+ * else at fp32's: a compute-bound grid of 96 workgroups, F = 96e9, on a
+ * device with fp16 4x fp32 takes F / Pi_fp16 = 0.25 ms + 5 us. A dtype the
+ * profile has no peak for falls back to fp32's. */
+static void matmul_at_its_dtypes_peak(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    p.peak.fp16 = 4 * p.peak.fp32;
+    sim_kernel k;
+    char err[256];
+    assert_true(gpu_profile_matmul_peak(&p, DT_F16) == p.peak.fp16 && gpu_profile_matmul_peak(&p, DT_F32) == p.peak.fp32);
+    assert_true(gpu_profile_matmul_peak(&p, DT_Q4_1) == 0);
+    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_matmul_peak(&p, DT_F16), &k, err, sizeof err), 0);
+    assert_float_equal(k.total_s, 0.25e-3 + 5e-6, 1e-12);
+    assert_int_equal(sim_model(&p, 96, 64, 96e9, 0, gpu_profile_matmul_peak(&p, DT_Q4_1), &k, err, sizeof err), 0);
+    assert_float_equal(k.total_s, 1e-3 + 5e-6, 1e-12);
 }
 
 static void refuses_bad_profiles(void **state) {
@@ -77,12 +101,12 @@ static void refuses_bad_profiles(void **state) {
     sim_kernel k;
     char err[256];
     p.bandwidth = 0;
-    assert_int_equal(sim_model(&p, 2, 256, 1, 1, &k, err, sizeof err), -1);
+    assert_int_equal(sim_model(&p, 2, 256, 1, 1, p.peak.fp32, &k, err, sizeof err), -1);
     p = dev96();
     p.compute_units = 0;
-    assert_int_equal(sim_model(&p, 2, 256, 1, 1, &k, err, sizeof err), -1);
+    assert_int_equal(sim_model(&p, 2, 256, 1, 1, p.peak.fp32, &k, err, sizeof err), -1);
     p = dev96();
-    assert_int_equal(sim_model(&p, 0, 256, 1, 1, &k, err, sizeof err), -1);
+    assert_int_equal(sim_model(&p, 0, 256, 1, 1, p.peak.fp32, &k, err, sizeof err), -1);
 }
 
 int main(void) {
@@ -90,6 +114,7 @@ int main(void) {
         cmocka_unit_test(small_grid_one_wave),
         cmocka_unit_test(full_grid_meets_the_bound),
         cmocka_unit_test(wavefronts_from_geometry),
+        cmocka_unit_test(matmul_at_its_dtypes_peak),
         cmocka_unit_test(refuses_bad_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,431 @@
+/*
+ * api.c -- the JSON endpoints under /api/ (docs/web.md): the runs and
+ * requests of the trace, one request's summary and journey, its events in
+ * a window of time at the detail a screen can show, one event's args.
+ * Every query is a prepared statement whose numbers come from checked
+ * parameters; every list has a limit.
+ */
+#include "web/server/web_int.h"
+#include "layers/gpu/profile.h"
+#include "trace/journey.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS   20000   /* slices drawn one by one in a window */
+#define MAX_FLOWS  5000
+#define MAX_LIST   500
+
+static const char *CLOCKS[] = { "measured", "modeled", "mixed" };
+static const char *DIRS[] = { "none", "down", "up" };
+
+static int index_of(const char *s, const char **names, int n) {
+    for (int i = 0; s && i < n; i++) if (!strcmp(s, names[i])) return i;
+    return 0;
+}
+
+static const char *text(sqlite3_stmt *st, int col) {
+    const char *s = (const char *)sqlite3_column_text(st, col);
+    return s ? s : "";
+}
+
+/* A column as a JSON number, or null. */
+static cJSON *num(sqlite3_stmt *st, int col) {
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? cJSON_CreateNull() : cJSON_CreateNumber(sqlite3_column_double(st, col));
+}
+
+static sqlite3_stmt *prep(sqlite3 *db, const char *sql, int64_t a, int64_t b) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_int64(st, 1, a);
+    if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_int64(st, 2, b);
+    return st;
+}
+
+/* One number from one row (def when there is none). */
+static int64_t scalar(sqlite3 *db, const char *sql, int64_t a, int64_t b, int64_t def) {
+    sqlite3_stmt *st = prep(db, sql, a, b);
+    int64_t v = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : def;
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The run a request names (?run=), else the server's own. */
+static int64_t default_run(const web *w, sqlite3 *db) {
+    return w->run > 0 ? w->run : scalar(db, "SELECT max(id) FROM runs WHERE ?1 = ?1", 0, 0, 0);
+}
+
+static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
+    sqlite3_stmt *st = prep(db, "SELECT id, command, model, device, clock_domain, started_at, ended_at FROM runs WHERE id = ?1", run, 0);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON_AddNumberToObject(o, "run", (double)sqlite3_column_int64(st, 0));
+        cJSON_AddStringToObject(o, "command", text(st, 1));
+        cJSON_AddStringToObject(o, "model", text(st, 2));
+        cJSON_AddStringToObject(o, "device", text(st, 3));
+        cJSON_AddStringToObject(o, "clock_domain", text(st, 4));
+        /* on a simulated device the timeline is virtual: host measured, device modeled (docs/timing.md) */
+        cJSON_AddBoolToObject(o, "modeled", strcmp(text(st, 4), "host-monotonic") != 0);
+        cJSON_AddStringToObject(o, "started_at", text(st, 5));
+        cJSON_AddItemToObject(o, "ended_at", sqlite3_column_type(st, 6) == SQLITE_NULL ? cJSON_CreateNull()
+                                                                                  : cJSON_CreateString(text(st, 6)));
+    }
+    sqlite3_finalize(st);
+}
+
+/* GET /api/info: the run being served, the device, the profiles. */
+static enum MHD_Result info(web *w, struct MHD_Connection *c, sqlite3 *db) {
+    cJSON *o = cJSON_CreateObject();
+    add_run(o, db, default_run(w, db));
+    cJSON_AddStringToObject(o, "db", w->db);
+    cJSON_AddNumberToObject(o, "cap_mb", w->cap_mb);
+    char list[1024], *save;
+    gpu_profile_list(list, sizeof list);
+    cJSON *p = cJSON_AddArrayToObject(o, "profiles");
+    for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) cJSON_AddItemToArray(p, cJSON_CreateString(t));
+    return web_json(c, 200, o);
+}
+
+/* GET /api/runs?limit= */
+static enum MHD_Result runs(web *w, struct MHD_Connection *c, sqlite3 *db) {
+    int64_t limit = 50;
+    web_param ps[] = { { "limit", 1, MAX_LIST, &limit } };
+    enum MHD_Result r;
+    if (web_params(c, ps, 1, &r)) return r;
+    sqlite3_stmt *st = prep(db, "SELECT id FROM runs ORDER BY id DESC LIMIT ?1", limit, 0);
+    cJSON *a = cJSON_CreateArray();
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        add_run(o, db, sqlite3_column_int64(st, 0));
+        cJSON_AddItemToArray(a, o);
+    }
+    sqlite3_finalize(st);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "serving", (double)w->run);
+    cJSON_AddItemToObject(o, "runs", a);
+    (void)w;
+    return web_json(c, 200, o);
+}
+
+/* GET /api/requests?run=&before=&limit=: newest first. */
+static enum MHD_Result requests(web *w, struct MHD_Connection *c, sqlite3 *db) {
+    int64_t run = default_run(w, db), before = INT64_MAX, limit = 50;
+    web_param ps[] = { { "run", 1, INT64_MAX, &run }, { "before", 1, INT64_MAX, &before }, { "limit", 1, MAX_LIST, &limit } };
+    enum MHD_Result r;
+    if (web_params(c, ps, 3, &r)) return r;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT request, min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
+                               "WHERE run_id = ?1 AND request IS NOT NULL AND request < ?2 GROUP BY request "
+                               "ORDER BY request DESC LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
+        return web_fail(c, 500, "server_error", NULL, "%s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, before); sqlite3_bind_int64(st, 3, limit);
+    cJSON *a = cJSON_CreateArray();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "request", (double)sqlite3_column_int64(st, 0));
+        cJSON_AddNumberToObject(o, "start_ns", (double)sqlite3_column_int64(st, 1));
+        cJSON_AddNumberToObject(o, "end_ns", (double)sqlite3_column_int64(st, 2));
+        cJSON_AddNumberToObject(o, "events", (double)sqlite3_column_int64(st, 3));
+        cJSON_AddBoolToObject(o, "client_events", sqlite3_column_int(st, 4));
+        cJSON_AddItemToArray(a, o);
+    }
+    sqlite3_finalize(st);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", (double)run);
+    cJSON_AddItemToObject(o, "requests", a);
+    return web_json(c, 200, o);
+}
+
+/* The journey table, as `hipath run` prints it (trace/journey.c). */
+static cJSON *journey(const web *w, int64_t run, int64_t req) {
+    journey_row rows[16];
+    int n;
+    double total, by_clock[3] = { 0 };
+    char err[256];
+    cJSON *o = cJSON_CreateObject();
+    if (trace_journey_request(w->db, run, req, rows, &n, &total, err, sizeof err)) {
+        cJSON_AddStringToObject(o, "error", err);
+        return o;
+    }
+    cJSON *a = cJSON_AddArrayToObject(o, "rows");
+    for (int i = 0; i < n; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "layer", rows[i].layer);
+        cJSON_AddStringToObject(r, "name", trace_layer_name(rows[i].layer));
+        cJSON_AddStringToObject(r, "dir", rows[i].dir == DIR_DOWN ? "down" : "up");
+        cJSON_AddNumberToObject(r, "self_s", rows[i].self_s);
+        cJSON_AddStringToObject(r, "clock", trace_clock_name(rows[i].clock));
+        cJSON_AddNumberToObject(r, "share", total > 0 ? rows[i].self_s / total : 0);
+        cJSON_AddStringToObject(r, "what", rows[i].what);
+        cJSON_AddItemToArray(a, r);
+        by_clock[rows[i].clock] += rows[i].self_s;
+    }
+    cJSON_AddNumberToObject(o, "total_s", total);
+    cJSON_AddNumberToObject(o, "measured_s", by_clock[TRACE_MEASURED]);
+    cJSON_AddNumberToObject(o, "modeled_s", by_clock[TRACE_MODELED]);
+    return o;
+}
+
+/* GET /api/requests/N?run=: the window, latency, text and journey. */
+static enum MHD_Result request(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t req) {
+    int64_t run = default_run(w, db), t0, t1;
+    web_param ps[] = { { "run", 1, INT64_MAX, &run } };
+    enum MHD_Result r;
+    if (web_params(c, ps, 1, &r)) return r;
+    if (web_request_window(db, run, req, &t0, &t1))
+        return web_fail(c, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written when the server is quiet)",
+                        (long long)run, (long long)req);
+    cJSON *o = cJSON_CreateObject();
+    add_run(o, db, run);
+    cJSON_AddNumberToObject(o, "request", (double)req);
+    cJSON_AddNumberToObject(o, "start_ns", (double)t0);
+    cJSON_AddNumberToObject(o, "end_ns", (double)t1);
+    cJSON_AddNumberToObject(o, "events", (double)scalar(db, "SELECT count(*) FROM slices WHERE run_id = ?1 AND ts_ns BETWEEN "
+                            "(SELECT min(ts_ns) FROM slices WHERE run_id = ?1 AND request = ?2) AND "
+                            "(SELECT max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2) "
+                            "AND (request IS NULL OR request = ?2)", run, req, 0));
+    /* Latency at the client, when a client recorded its side (hipath run, the chat page); else at the server. */
+    sqlite3_stmt *st = prep(db, "SELECT ttft_ns, tpot_ns, n_tokens, e2e_ns FROM v_request_latency WHERE run_id = ?1 AND request = ?2", run, req);
+    int client = st && sqlite3_step(st) == SQLITE_ROW;
+    cJSON *lat = cJSON_AddObjectToObject(o, "latency");
+    cJSON_AddStringToObject(lat, "at", client ? "client" : "server");
+    if (client) {
+        cJSON_AddItemToObject(lat, "ttft_ns", num(st, 0));
+        cJSON_AddItemToObject(lat, "tpot_ns", num(st, 1));
+        cJSON_AddItemToObject(lat, "tokens", num(st, 2));
+        cJSON_AddItemToObject(lat, "e2e_ns", num(st, 3));
+    }
+    sqlite3_finalize(st);
+    if (!client) {
+        st = prep(db, "SELECT min(ts_ns) FILTER (WHERE name = 'sse_chunk') - min(ts_ns) FILTER (WHERE name = 'http_request'), "
+                      "(max(ts_ns) FILTER (WHERE name = 'sse_chunk') - min(ts_ns) FILTER (WHERE name = 'sse_chunk')) * 1.0 / "
+                      "nullif(count(*) FILTER (WHERE name = 'sse_chunk') - 1, 0), count(*) FILTER (WHERE name = 'sse_chunk'), "
+                      "max(ts_ns) FILTER (WHERE name = 'sse_done') - min(ts_ns) FILTER (WHERE name = 'http_request') "
+                      "FROM slices WHERE run_id = ?1 AND request = ?2 AND layer = 6", run, req);
+        if (st && sqlite3_step(st) == SQLITE_ROW) {
+            cJSON_AddItemToObject(lat, "ttft_ns", num(st, 0));
+            cJSON_AddItemToObject(lat, "tpot_ns", num(st, 1));
+            cJSON_AddItemToObject(lat, "tokens", num(st, 2));
+            cJSON_AddItemToObject(lat, "e2e_ns", num(st, 3));
+        }
+        sqlite3_finalize(st);
+    }
+    st = prep(db, "SELECT group_concat(t, '') FROM (SELECT json_extract(args, '$.text') AS t FROM slices "
+                  "WHERE run_id = ?1 AND request = ?2 AND layer = 6 AND name = 'sse_chunk' ORDER BY ts_ns)", run, req);
+    if (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddStringToObject(o, "reply", text(st, 0));
+    sqlite3_finalize(st);
+    st = prep(db, "SELECT json_extract(args, '$.text'), json_extract(args, '$.tokens') FROM slices "
+                  "WHERE run_id = ?1 AND request = ?2 AND layer = 7 AND name = 'tokenize'", run, req);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON_AddStringToObject(o, "prompt", text(st, 0));
+        cJSON_AddItemToObject(o, "prompt_tokens", num(st, 1));
+    }
+    sqlite3_finalize(st);
+    cJSON_AddBoolToObject(o, "client_events", client);
+    cJSON_AddItemToObject(o, "journey", client ? journey(w, run, req) : cJSON_CreateNull());
+    return web_json(c, 200, o);
+}
+
+/* A slice as a row: [id, start - t0, dur, layer, name, clock, dir, depth, instant]. */
+typedef struct { cJSON *rows, *names; int nnames; const char *seen[512]; } slice_out;
+
+static int name_index(slice_out *so, const char *name) {
+    for (int i = 0; i < so->nnames; i++) if (!strcmp(so->seen[i], name)) return i;
+    if (so->nnames == 512) return -1;
+    cJSON *s = cJSON_CreateString(name);
+    cJSON_AddItemToArray(so->names, s);
+    so->seen[so->nnames] = s->valuestring;
+    return so->nnames++;
+}
+
+#define SLICE_COLS "id, ts_ns, coalesce(dur_ns, 0), layer, name, clock, direction, depth, kind = 'instant'"
+static void add_slice(slice_out *so, sqlite3_stmt *st, int col, int64_t t0) {
+    int nm = name_index(so, text(st, col + 4));
+    double v[9] = { (double)sqlite3_column_int64(st, col), (double)(sqlite3_column_int64(st, col + 1) - t0),
+                    (double)sqlite3_column_int64(st, col + 2), sqlite3_column_int(st, col + 3), nm,
+                    index_of(text(st, col + 5), CLOCKS, 3), index_of(text(st, col + 6), DIRS, 3),
+                    sqlite3_column_int(st, col + 7), sqlite3_column_int(st, col + 8) };
+    cJSON_AddItemToArray(so->rows, cJSON_CreateDoubleArray(v, 9));
+}
+
+/* A small set of slice ids (open addressing). */
+typedef struct { int64_t *k; size_t cap; } idset;
+static int idset_add(idset *s, int64_t id) {   /* 1: new */
+    for (size_t i = (size_t)id * 0x9E3779B97F4A7C15ull % s->cap;; i = (i + 1) % s->cap) {
+        if (s->k[i] == id) return 0;
+        if (!s->k[i]) { s->k[i] = id; return 1; }
+    }
+}
+
+/* GET /api/requests/N/events?run=&from=&to=&px=: the request's slices in
+ * [from, to] (trace ns; default its window). Those at least a pixel wide
+ * at px pixels come one by one; the rest, per layer, clock and pixel
+ * column, as counts ("bins"). The arrows of the request's window, with
+ * their ends, always. Times are relative to t0, the window's start. */
+static enum MHD_Result events(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t req) {
+    int64_t run = default_run(w, db), t0, t1, from = -1, to = -1, px = 1600;
+    web_param ps[] = { { "run", 1, INT64_MAX, &run }, { "from", 0, INT64_MAX, &from }, { "to", 0, INT64_MAX, &to },
+                       { "px", 100, 8000, &px } };
+    enum MHD_Result r;
+    if (web_params(c, ps, 4, &r)) return r;
+    if (web_request_window(db, run, req, &t0, &t1))
+        return web_fail(c, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
+    if (from < 0) from = t0;
+    if (to < 0) to = t1;
+    if (to <= from) return web_fail(c, 400, "invalid_parameter", "to", "to (%lld) must be after from (%lld)", (long long)to, (long long)from);
+    int64_t min_dur = (to - from) / px;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", (double)run);
+    cJSON_AddNumberToObject(o, "request", (double)req);
+    cJSON_AddNumberToObject(o, "t0", (double)t0);
+    cJSON_AddNumberToObject(o, "t1", (double)t1);
+    cJSON_AddNumberToObject(o, "from", (double)from);
+    cJSON_AddNumberToObject(o, "to", (double)to);
+    cJSON_AddNumberToObject(o, "min_dur", (double)min_dur);
+    cJSON *cols = cJSON_AddArrayToObject(o, "columns");
+    const char *cn[] = { "id", "start", "dur", "layer", "name", "clock", "dir", "depth", "instant" };
+    for (int i = 0; i < 9; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(cn[i]));
+    cJSON_AddItemToObject(o, "clocks", cJSON_CreateStringArray(CLOCKS, 3));
+    cJSON_AddItemToObject(o, "dirs", cJSON_CreateStringArray(DIRS, 3));
+    slice_out so = { .rows = cJSON_AddArrayToObject(o, "slices"), .names = cJSON_AddArrayToObject(o, "names") };
+    idset ids = { calloc(4 * (MAX_ROWS + 2 * MAX_FLOWS), sizeof(int64_t)), 4 * (MAX_ROWS + 2 * MAX_FLOWS) };
+    if (!ids.k) { cJSON_Delete(o); return web_fail(c, 500, "server_error", NULL, "out of memory"); }
+
+    /* Drawn one by one: a pixel or wider, and the few instants of layers 8-6. */
+    const char *mine = "run_id = ?1 AND ts_ns BETWEEN ?5 AND ?3 AND ts_ns + coalesce(dur_ns, 0) >= ?2 "
+                       "AND (request IS NULL OR request = ?6)";
+    const char *big = "((kind = 'slice' AND dur_ns >= ?4) OR (kind = 'instant' AND layer >= 6))";
+    char q[1024];
+    snprintf(q, sizeof q, "SELECT " SLICE_COLS " FROM slices WHERE %s AND %s ORDER BY ts_ns LIMIT %d", mine, big, MAX_ROWS);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, q, -1, &st, NULL);
+    int64_t b[6] = { run, from, to, min_dur, t0, req };
+    for (int i = 0; i < 6; i++) sqlite3_bind_int64(st, i + 1, b[i]);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        add_slice(&so, st, 0, t0);
+        idset_add(&ids, sqlite3_column_int64(st, 0));
+        n++;
+    }
+    sqlite3_finalize(st);
+    cJSON_AddBoolToObject(o, "truncated", n == MAX_ROWS);
+
+    /* The rest, counted per layer, clock and pixel column. */
+    snprintf(q, sizeof q, "SELECT layer, clock, CAST((max(ts_ns, ?2) - ?2) * %lld / (?3 - ?2) AS INTEGER) AS x, count(*), "
+             "sum(min(ts_ns + coalesce(dur_ns, 0), ?3) - max(ts_ns, ?2)) FROM slices WHERE %s AND NOT %s "
+             "GROUP BY layer, clock, x", (long long)px, mine, big);
+    sqlite3_prepare_v2(db, q, -1, &st, NULL);
+    for (int i = 0; i < 6; i++) sqlite3_bind_int64(st, i + 1, b[i]);
+    cJSON *bins = cJSON_AddArrayToObject(o, "bins");   /* [layer, clock, pixel, count, busy ns] */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double v[5] = { sqlite3_column_int(st, 0), index_of(text(st, 1), CLOCKS, 3), sqlite3_column_int(st, 2),
+                        sqlite3_column_int(st, 3), (double)sqlite3_column_int64(st, 4) };
+        cJSON_AddItemToArray(bins, cJSON_CreateDoubleArray(v, 5));
+    }
+    sqlite3_finalize(st);
+
+    /* The arrows of the request's whole window: this request's hops and the steps' own. */
+    snprintf(q, sizeof q, "SELECT f.from_slice, f.to_slice, "
+             "a.id, a.ts_ns, coalesce(a.dur_ns, 0), a.layer, a.name, a.clock, a.direction, a.depth, a.kind = 'instant', "
+             "b.id, b.ts_ns, coalesce(b.dur_ns, 0), b.layer, b.name, b.clock, b.direction, b.depth, b.kind = 'instant' "
+             "FROM slices a JOIN flows f ON f.run_id = a.run_id AND f.from_slice = a.id JOIN slices b ON b.id = f.to_slice "
+             "WHERE a.run_id = ?1 AND a.ts_ns BETWEEN ?2 AND ?3 AND b.ts_ns BETWEEN ?2 AND ?3 "
+             "AND (a.request IS NULL OR a.request = ?4) AND (b.request IS NULL OR b.request = ?4) LIMIT %d", MAX_FLOWS);
+    sqlite3_prepare_v2(db, q, -1, &st, NULL);
+    int64_t fb[4] = { run, t0, t1, req };
+    for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, i + 1, fb[i]);
+    cJSON *flows = cJSON_AddArrayToObject(o, "flows");   /* [from id, to id] */
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double v[2] = { (double)sqlite3_column_int64(st, 0), (double)sqlite3_column_int64(st, 1) };
+        cJSON_AddItemToArray(flows, cJSON_CreateDoubleArray(v, 2));
+        if (idset_add(&ids, sqlite3_column_int64(st, 2))) add_slice(&so, st, 2, t0);
+        if (idset_add(&ids, sqlite3_column_int64(st, 11))) add_slice(&so, st, 11, t0);
+    }
+    sqlite3_finalize(st);
+    free(ids.k);
+    return web_json(c, 200, o);
+}
+
+/* GET /api/slices/N?run=: one event, its args and its arrows. */
+static enum MHD_Result slice(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t id) {
+    int64_t run = default_run(w, db);
+    web_param ps[] = { { "run", 1, INT64_MAX, &run } };
+    enum MHD_Result r;
+    if (web_params(c, ps, 1, &r)) return r;
+    sqlite3_stmt *st = prep(db, "SELECT s.id, s.ts_ns, s.dur_ns, s.layer, s.direction, s.name, s.request, s.step, s.clock, s.track, "
+                                "s.depth, s.kind, s.thread, s.args, t.name FROM slices s LEFT JOIN tracks t "
+                                "ON t.run_id = s.run_id AND t.layer = s.layer AND t.track = s.track "
+                                "WHERE s.run_id = ?1 AND s.id = ?2", run, id);
+    if (!st || sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return web_fail(c, 404, "slice_not_found", NULL, "run %lld has no event %lld", (long long)run, (long long)id);
+    }
+    cJSON *o = cJSON_CreateObject();
+    const char *keys[] = { "id", "ts_ns", "dur_ns", "layer", "direction", "name", "request", "step", "clock", "track", "depth", "kind", "thread" };
+    for (int i = 0; i < 13; i++)
+        cJSON_AddItemToObject(o, keys[i], sqlite3_column_type(st, i) == SQLITE_TEXT ? cJSON_CreateString(text(st, i)) : num(st, i));
+    cJSON_AddStringToObject(o, "layer_name", trace_layer_name(sqlite3_column_int(st, 3)));
+    cJSON *args = sqlite3_column_type(st, 13) == SQLITE_TEXT ? cJSON_Parse(text(st, 13)) : NULL;
+    cJSON_AddItemToObject(o, "args", args ? args : cJSON_CreateObject());
+    if (sqlite3_column_type(st, 14) == SQLITE_TEXT) cJSON_AddStringToObject(o, "track_name", text(st, 14));
+    sqlite3_finalize(st);
+    const char *dirs[2][2] = { { "from_slice", "to_slice" }, { "to_slice", "from_slice" } };
+    for (int k = 0; k < 2; k++) {
+        char q[300];
+        snprintf(q, sizeof q, "SELECT s.id, s.layer, s.name FROM flows f JOIN slices s ON s.id = f.%s "
+                 "WHERE f.run_id = ?1 AND f.%s = ?2 LIMIT 64", dirs[k][1], dirs[k][0]);
+        cJSON *a = cJSON_AddArrayToObject(o, k ? "flows_in" : "flows_out");
+        st = prep(db, q, run, id);
+        while (st && sqlite3_step(st) == SQLITE_ROW) {
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddNumberToObject(f, "id", (double)sqlite3_column_int64(st, 0));
+            cJSON_AddNumberToObject(f, "layer", sqlite3_column_int(st, 1));
+            cJSON_AddStringToObject(f, "name", text(st, 2));
+            cJSON_AddItemToArray(a, f);
+        }
+        sqlite3_finalize(st);
+    }
+    return web_json(c, 200, o);
+}
+
+/* "N" or "N/rest": N a positive whole number, *rest what follows ("" for none). */
+static int64_t id_of(const char *s, const char **rest) {
+    char *end;
+    if (*s < '1' || *s > '9') return -1;
+    long long v = strtoll(s, &end, 10);
+    if (*end && *end != '/') return -1;
+    *rest = *end ? end + 1 : end;
+    return v > 0 ? v : -1;
+}
+
+enum MHD_Result web_api(web *w, struct MHD_Connection *c, const char *method, const char *url, const char *body, size_t len) {
+    const char *p = url + 5, *rest = "";
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+    int64_t id = -1;
+    if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) return web_labs(w, c, method, p[4] ? p + 5 : "");
+    enum { NONE, INFO, RUNS, REQUESTS, REQUEST, EVENTS, PERFETTO, CLIENT, SLICE } what = NONE;
+    if (!strcmp(p, "info")) what = INFO;
+    else if (!strcmp(p, "runs")) what = RUNS;
+    else if (!strcmp(p, "requests")) what = REQUESTS;
+    else if (!strncmp(p, "requests/", 9) && (id = id_of(p + 9, &rest)) > 0) {
+        what = !*rest ? REQUEST : !strcmp(rest, "events") ? EVENTS : !strcmp(rest, "perfetto") ? PERFETTO
+             : !strcmp(rest, "client") ? CLIENT : NONE;
+    } else if (!strncmp(p, "slices/", 7) && (id = id_of(p + 7, &rest)) > 0 && !*rest) what = SLICE;
+    if (what == NONE) return web_fail(c, 404, "not_found", NULL, "no such endpoint: %.16s %.200s", method, url);
+    if (what == CLIENT ? !post : !get)
+        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
+    if (what == CLIENT) return web_report(w, c, id, body, len);
+    enum MHD_Result r;
+    sqlite3 *db = web_db(w, c, &r);
+    if (!db) return r;
+    if (what == PERFETTO) {
+        int64_t run = default_run(w, db);
+        web_param ps[] = { { "run", 1, INT64_MAX, &run } };
+        if (!web_params(c, ps, 1, &r)) r = web_perfetto(w, c, run, id);
+    } else {
+        r = what == INFO ? info(w, c, db) : what == RUNS ? runs(w, c, db) : what == REQUESTS ? requests(w, c, db)
+          : what == REQUEST ? request(w, c, db, id) : what == EVENTS ? events(w, c, db, id) : slice(w, c, db, id);
+    }
+    sqlite3_close(db);
+    return r;
+}

@@ -1,0 +1,218 @@
+/*
+ * labs.c -- the labs' results for the charts: GET /api/labs, GET
+ * /api/labs/N[?device=PROFILE], POST /api/labs/N/run?device=PROFILE.
+ *
+ * A result is what `hipath lab N` wrote: LABS/labN/labN.json (the rows)
+ * and labN.db (its trace, for the roofline's kernels, v_kernel_time). A
+ * run from the page is `hipath lab N --device sim:PROFILE`, this program
+ * started again with a fixed argument list, into LABS/web/labN-PROFILE/:
+ * every device time in it is modeled from that profile. Paths are made
+ * from N and a profile name that must be a known profile's; one lab runs
+ * at a time.
+ */
+#include "web/server/web_int.h"
+#include "layers/common/file.h"
+#include "layers/gpu/profile.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LABS 7
+#define RUN_LIMIT_S 600
+
+extern char **environ;
+
+/* ?device=NAME, the only parameter: "" when not given, NULL (400 queued) when bad. */
+static enum MHD_Result param_bad(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    const char **dev = cls;
+    if (strcmp(key, "device") || !value || !*value || strlen(value) > 40 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value)) {
+        *dev = NULL;
+        return MHD_NO;
+    }
+    *dev = value;
+    return MHD_YES;
+}
+
+static const char *device_param(struct MHD_Connection *c, enum MHD_Result *r) {
+    const char *dev = "";
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, param_bad, &dev);
+    gpu_profile g;
+    char err[512];
+    if (dev && *dev && gpu_profile_load(&g, dev, err, sizeof err)) dev = NULL;
+    if (!dev) *r = web_fail(c, 400, "invalid_parameter", "device", "the only parameter is device=PROFILE, a known profile's name");
+    return dev;
+}
+
+static void dir_of(const web *w, int n, const char *dev, char *out, int cap) {
+    if (*dev) snprintf(out, cap, "%s/web/lab%d-%s", w->labs_dir, n, dev);
+    else snprintf(out, cap, "%s/lab%d", w->labs_dir, n);
+}
+
+/* The kernels of the lab's trace, per run: the roofline's points. */
+static cJSON *kernels(const char *dbpath) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    cJSON *a = cJSON_CreateArray();
+    if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT k.run_id, r.device, r.model, k.name, k.clock, k.n, k.total_ns, k.flops, k.bytes "
+                               "FROM v_kernel_time k JOIN runs r ON r.id = k.run_id WHERE k.layer = 1 "
+                               "AND k.flops IS NOT NULL AND k.bytes > 0 ORDER BY k.run_id, k.total_ns DESC LIMIT 2000",
+                           -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "run_id", sqlite3_column_int(st, 0));
+            cJSON_AddStringToObject(o, "device", (const char *)sqlite3_column_text(st, 1));
+            cJSON_AddStringToObject(o, "model", (const char *)sqlite3_column_text(st, 2));
+            cJSON_AddStringToObject(o, "name", (const char *)sqlite3_column_text(st, 3));
+            cJSON_AddStringToObject(o, "clock", (const char *)sqlite3_column_text(st, 4));
+            cJSON_AddNumberToObject(o, "n", sqlite3_column_double(st, 5));
+            cJSON_AddNumberToObject(o, "total_ns", sqlite3_column_double(st, 6));
+            cJSON_AddNumberToObject(o, "flops", sqlite3_column_double(st, 7));
+            cJSON_AddNumberToObject(o, "bytes", sqlite3_column_double(st, 8));
+            cJSON_AddItemToArray(a, o);
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return a;
+}
+
+static cJSON *profile_json(const char *name) {
+    gpu_profile g;
+    char err[512];
+    if (gpu_profile_load(&g, name, err, sizeof err)) return NULL;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", g.name);
+    cJSON_AddNumberToObject(o, "memory_bytes", g.memory_bytes);
+    cJSON_AddNumberToObject(o, "bandwidth", g.bandwidth);
+    double peaks[] = { g.peak.fp32, g.peak.fp16, g.peak.bf16, g.peak.int8 };
+    const char *names[] = { "fp32", "fp16", "bf16", "int8" };
+    cJSON *p = cJSON_AddObjectToObject(o, "peak");
+    for (int i = 0; i < 4; i++) if (peaks[i] > 0) cJSON_AddNumberToObject(p, names[i], peaks[i]);
+    cJSON_AddNumberToObject(o, "launch_latency_s", g.launch_latency_s);
+    return o;
+}
+
+/* The result of lab n on dev ("": the default run), or NULL (the 404 queued). */
+static enum MHD_Result result(web *w, struct MHD_Connection *c, int n, const char *dev) {
+    char dir[4200], path[4300], err[512];
+    dir_of(w, n, dev, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/lab%d.json", dir, n);
+    cJSON *rows = json_read(path, FILE_SMALL, err, sizeof err);
+    if (!rows) return web_fail(c, 404, "lab_not_run", NULL, "lab %d has no result%s%s yet: run it (hipath lab %d, or the page's button)",
+                               n, *dev ? " on sim:" : "", dev, n);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "lab", n);
+    cJSON_AddStringToObject(o, "profile", dev);
+    cJSON_AddItemToObject(o, "result", rows);
+    snprintf(path, sizeof path, "%s/lab%d.db", dir, n);
+    cJSON_AddItemToObject(o, "kernels", kernels(path));
+    char list[1024], *save;
+    gpu_profile_list(list, sizeof list);
+    cJSON *ps = cJSON_AddObjectToObject(o, "profiles");
+    for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+        cJSON *p = profile_json(t);
+        if (p) cJSON_AddItemToObject(ps, t, p);
+    }
+    return web_json(c, 200, o);
+}
+
+static int mkdirs(const char *path) {
+    char b[4200];
+    snprintf(b, sizeof b, "%s", path);
+    for (char *s = b + 1; *s; s++)
+        if (*s == '/') { *s = 0; if (mkdir(b, 0777) && errno != EEXIST) return -1; *s = '/'; }
+    return mkdir(b, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* hipath lab n --json --device sim:dev --out DIR, waited for (RUN_LIMIT_S at most). */
+static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
+    char dir[4200], log[4300], num[8], device[64];
+    dir_of(w, n, dev, dir, sizeof dir);
+    if (mkdirs(dir)) return snprintf(err, errlen, "%.300s: %s", dir, strerror(errno)), -1;
+    snprintf(log, sizeof log, "%s/lab%d.log", dir, n);
+    snprintf(num, sizeof num, "%d", n);
+    snprintf(device, sizeof device, "sim:%s", dev);
+    char *argv[] = { "hipath", "lab", num, "--json", "--device", device, "--out", dir, NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setsigmask(&at, &none);      /* the server blocks SIGINT and SIGTERM; the lab must not */
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int rc = posix_spawn(&pid, w->exe, &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    if (rc) return snprintf(err, errlen, "cannot start %.300s: %s", w->exe, strerror(rc)), -1;
+    int status = 0;
+    for (int i = 0; i < RUN_LIMIT_S * 10; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            if (WIFEXITED(status) && !WEXITSTATUS(status)) return 0;
+            return snprintf(err, errlen, "hipath lab %d --device %s failed (see %.300s)", n, device, log), -1;
+        }
+        struct timespec t = { 0, 100000000 };
+        nanosleep(&t, NULL);
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+    return snprintf(err, errlen, "hipath lab %d --device %s took over %d s and was stopped", n, device, RUN_LIMIT_S), -1;
+}
+
+/* GET /api/labs: which results exist. */
+static enum MHD_Result list(web *w, struct MHD_Connection *c) {
+    cJSON *a = cJSON_CreateArray();
+    char list[1024], *save, path[4400], dir[4200];
+    for (int n = 1; n <= LABS; n++) {
+        cJSON *o = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+        cJSON_AddNumberToObject(o, "lab", n);
+        gpu_profile_list(list, sizeof list);
+        for (char *t = "", *next = strtok_r(list, ", ", &save); t; t = next, next = next ? strtok_r(NULL, ", ", &save) : NULL) {
+            dir_of(w, n, t, dir, sizeof dir);   /* "" first: the default run */
+            snprintf(path, sizeof path, "%s/lab%d.json", dir, n);
+            if (!access(path, R_OK)) cJSON_AddItemToArray(runs, cJSON_CreateString(t));
+        }
+        cJSON_AddItemToObject(o, "results", runs);   /* "": the default run; else a profile run from here */
+        cJSON_AddItemToArray(a, o);
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "labs", a);
+    return web_json(c, 200, o);
+}
+
+enum MHD_Result web_labs(web *w, struct MHD_Connection *c, const char *method, const char *rest) {
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    enum MHD_Result r;
+    if (!*rest) return get ? list(w, c) : web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
+    int n = rest[0] - '0';
+    if (n < 1 || n > LABS || (rest[1] && strcmp(rest + 1, "/run")))
+        return web_fail(c, 404, "not_found", NULL, "no such lab: %.40s (labs 1 to %d)", rest, LABS);
+    int run = rest[1] != 0;
+    if (run ? strcmp(method, "POST") : !get)
+        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
+    const char *dev = device_param(c, &r);
+    if (!dev) return r;
+    if (!run) return result(w, c, n, dev);
+    if (!*dev) return web_fail(c, 400, "invalid_parameter", "device", "say which profile: device=PROFILE");
+    if (pthread_mutex_trylock(&w->lab_mu)) return web_fail(c, 409, "lab_running", NULL, "another lab is running; try again when it is done");
+    char err[512];
+    int rc = run_lab(w, n, dev, err, sizeof err);
+    pthread_mutex_unlock(&w->lab_mu);
+    return rc ? web_fail(c, 500, "lab_failed", NULL, "%s", err) : result(w, c, n, dev);
+}

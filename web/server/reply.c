@@ -1,0 +1,103 @@
+/*
+ * reply.c -- what every route of web/server/ uses: replies (errors in the
+ * OpenAI shape the /v1/ endpoints use), the query's parameters, the trace.
+ */
+#include "web/server/web_int.h"
+#include "layers/scheduler/openai.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void web_headers(struct MHD_Response *r) {
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+}
+
+enum MHD_Result web_reply(struct MHD_Connection *c, int status, const char *type, char *body, size_t len) {
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!r) { free(body); return MHD_NO; }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    web_headers(r);
+    enum MHD_Result ok = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+enum MHD_Result web_json(struct MHD_Connection *c, int status, cJSON *j) {
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!s) return web_fail(c, 500, "server_error", NULL, "out of memory");
+    return web_reply(c, status, "application/json", s, strlen(s));
+}
+
+enum MHD_Result web_fail(struct MHD_Connection *c, int status, const char *code, const char *param, const char *fmt, ...) {
+    api_error e = { .status = status, .type = status >= 500 ? "server_error" : "invalid_request_error",
+                    .code = code, .param = param };
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    char *s = api_error_json(&e);
+    return s ? web_reply(c, status, "application/json", s, strlen(s)) : MHD_NO;
+}
+
+/* ---- parameters ---- */
+
+typedef struct { const web_param *ps; int n; char bad[160]; } param_check;
+
+static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind;
+    param_check *k = cls;
+    for (int i = 0; i < k->n; i++) {
+        if (strcmp(key, k->ps[i].name)) continue;
+        char *end;
+        long long v = value ? strtoll(value, &end, 10) : 0;
+        if (!value || !*value || *end || v < k->ps[i].lo || v > k->ps[i].hi) {
+            snprintf(k->bad, sizeof k->bad, "%.40s must be a whole number from %lld to %lld, got '%.40s'", key,
+                     (long long)k->ps[i].lo, (long long)k->ps[i].hi, value ? value : "");
+            return MHD_NO;
+        }
+        *k->ps[i].out = v;
+        return MHD_YES;
+    }
+    snprintf(k->bad, sizeof k->bad, "unknown parameter '%.40s'", key);
+    return MHD_NO;
+}
+
+int web_params(struct MHD_Connection *c, const web_param *ps, int n, enum MHD_Result *r) {
+    param_check k = { ps, n, "" };
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &k);
+    if (!k.bad[0]) return 0;
+    *r = web_fail(c, 400, "invalid_parameter", NULL, "%s", k.bad);
+    return -1;
+}
+
+sqlite3 *web_db(const web *w, struct MHD_Connection *c, enum MHD_Result *r) {
+    sqlite3 *db = NULL;
+    if (!w->db[0]) {
+        *r = web_fail(c, 503, "no_trace", NULL, "this server records no trace (started with --no-trace)");
+        return NULL;
+    }
+    if (sqlite3_open_v2(w->db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        *r = web_fail(c, 503, "no_trace", NULL, "the trace cannot be opened: %s", sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    return db;
+}
+
+int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1) {
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2",
+                       -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, request);
+    int ok = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    if (ok) { *t0 = sqlite3_column_int64(st, 0); *t1 = sqlite3_column_int64(st, 1); }
+    sqlite3_finalize(st);
+    return ok ? 0 : -1;
+}

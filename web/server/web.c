@@ -1,0 +1,81 @@
+/*
+ * web.c -- the web front end's entry: where its files are, and the routes
+ * (/api/ to api.c, anything else to static.c).
+ */
+#include "web/server/web_int.h"
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- open, route, close ---- */
+
+/* The static folder: given, else web/static beside the executable (build/
+ * or build/asan/), else in the working directory. */
+static int find_root(web *w, const char *given, char *err, int errlen) {
+    char cand[3][PATH_MAX + 32], exe_dir[PATH_MAX];
+    int n = 0;
+    if (given) snprintf(cand[n++], sizeof cand[0], "%s", given);
+    else {
+        snprintf(exe_dir, sizeof exe_dir, "%s", w->exe);
+        char *d = dirname(exe_dir);
+        snprintf(cand[n++], sizeof cand[0], "%s/../web/static", d);
+        snprintf(cand[n++], sizeof cand[0], "%s/../../web/static", d);
+        snprintf(cand[n++], sizeof cand[0], "web/static");
+    }
+    for (int i = 0; i < n; i++)
+        if (realpath(cand[i], w->root) && (w->root_fd = open(w->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) return 0;
+    snprintf(err, errlen, "%s: no folder of web pages (give one with --web DIR)", cand[0]);
+    return -1;
+}
+
+web *web_open(const web_opts *o, char *err, int errlen) {
+    web *w = calloc(1, sizeof *w);
+    if (!w) { snprintf(err, errlen, "out of memory"); return NULL; }
+    w->root_fd = -1;
+    ssize_t k = readlink("/proc/self/exe", w->exe, sizeof w->exe - 1);
+    w->exe[k > 0 ? k : 0] = 0;
+    if (find_root(w, o->root, err, errlen)) { free(w); return NULL; }
+    if (o->db && !realpath(o->db, w->db)) snprintf(w->db, sizeof w->db, "%s", o->db);
+    snprintf(w->trace_dir, sizeof w->trace_dir, "%s", w->db);
+    char *slash = strrchr(w->trace_dir, '/');
+    if (slash) *slash = 0; else snprintf(w->trace_dir, sizeof w->trace_dir, ".");
+    w->run = o->run;
+    snprintf(w->labs_dir, sizeof w->labs_dir, "%s", o->labs_dir ? o->labs_dir : "labs/out");
+    w->cap_mb = o->cap_mb;
+    pthread_mutex_init(&w->report_mu, NULL);
+    pthread_mutex_init(&w->lab_mu, NULL);
+    if (w->db[0] && w->cap_mb > 0 && web_cap_start(w)) {
+        snprintf(err, errlen, "cannot start the trace's size cap");
+        web_close(w);
+        return NULL;
+    }
+    return w;
+}
+
+const char *web_root(const web *w) { return w->root; }
+
+int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
+               const char *body, size_t len, int authorized) {
+    web *w = ctx;
+    if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) {
+        if (!authorized)   /* the same key as /v1/: the trace holds every prompt and reply */
+            return web_fail(c, 401, "invalid_api_key", NULL,
+                            "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
+        return web_api(w, c, method, url, body, len);
+    }
+    return web_static(w, c, method, url);
+}
+
+void web_close(web *w) {
+    if (!w) return;
+    web_cap_stop(w);
+    if (w->root_fd >= 0) close(w->root_fd);
+    pthread_mutex_destroy(&w->report_mu);
+    pthread_mutex_destroy(&w->lab_mu);
+    free(w);
+}
