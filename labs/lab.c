@@ -111,7 +111,7 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
 
-int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto) {
+int lab_trace_begin(lab *L, const char *device, const char *model) {
     char err[512], pf[1100], cmd[1400];
     if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
     else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
@@ -123,7 +123,7 @@ int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto)
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { backend_close(); return -1; }
     snprintf(cmd, sizeof cmd, "hipath lab %d %s %s", L->n, device, model);
-    trace_run_info info = { .db_path = L->db, .perfetto_path = perfetto ? pf : NULL, .command = cmd, .model = model,
+    trace_run_info info = { .db_path = L->db, .perfetto_path = pf, .command = cmd, .model = model,
                             .device = d->name, .clock_domain = d->driver->clock_domain };
     if (trace_open(&info, err, sizeof err)) { backend_close(); return cli_fail("%s", err); }
     L->run = trace_run_id();
@@ -139,7 +139,7 @@ int lab_trace_end(void) {
 
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
     char err[512];
-    if (lab_trace_begin(L, device, model, 1)) return -1;
+    if (lab_trace_begin(L, device, model)) return -1;
     server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
                       .open_text = tokenizer_open_text };
     if (!(L->srv = server_start(&o, err, sizeof err))) { lab_trace_end(); return cli_fail("%s", err); }

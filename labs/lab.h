@@ -87,10 +87,10 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 
 /* ---- sessions: a device, a server, requests, a trace run ---- */
 
-/* The device, its GPU profile (L->gpu) and a trace run in L->db (and, with
- * perfetto, OUT/labN[-K].pftrace): a session that drives an engine itself
- * (lab 4's big batches). 0, or -1 (the reason printed). */
-int lab_trace_begin(lab *L, const char *device, const char *model, int perfetto);
+/* The device, its GPU profile (L->gpu) and a trace run in L->db and
+ * OUT/labN[-K].pftrace: a session that drives an engine itself (lab 4's
+ * batches). 0, or -1 (the reason printed). */
+int lab_trace_begin(lab *L, const char *device, const char *model);
 int lab_trace_end(void);
 /* The same and a server of
  * model (or, with analytic_dtype, of a config's shapes). 0, or -1 (the

@@ -49,8 +49,9 @@ static const char *knee_reading(double knee, double b_star) {
  * bound at its B; then B* and the knees, by the step and by the device. */
 static int batch_rows(lab *L, const char *config, const char *dtype, int P, int ctx, const int *Bs, const batch *m, int n) {
     /* The ops of a step grow by the same count with each sequence it serves
-     * (those that run per sequence): the trace's steps at B = 1 and B = 2,
-     * counted rather than copied from forward(), give the line. */
+     * (any that run per sequence; since attention is batched, none): the
+     * trace's steps at B = 1 and B = 2, counted rather than copied from
+     * forward(), give the line. */
     double ops1 = m[0].ops, per_seq = m[1].ops - m[0].ops, t[NBIG], t_dev[NBIG];
     bounds_result b;
     for (int i = 0; i < n; i++) {
@@ -109,9 +110,7 @@ static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int
  * hold all B (and at B = 512 a thread per client and per connection is more
  * than the trace's 256); so the sweep drives the engine itself, on this
  * thread, as `hipath generate` does: every decode step of a wave holds its B
- * sequences. A warm-up wave of one first; the pool holds the largest wave.
- * No Perfetto trace for an analytic model: today a step at B = 512 holds
- * tens of thousands of kernels. */
+ * sequences. A warm-up wave of one first; the pool holds the largest wave. */
 static int engine_sweep(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n) {
     char cfg[1100], err[512];
     model_config c;
@@ -123,7 +122,7 @@ static int engine_sweep(lab *L, const char *device, const char *path, const char
     batch m[NBIG];
     model md;
     engine e;
-    if (!prompt || lab_trace_begin(L, device, path, !analytic_dtype)) { free(prompt); return -1; }
+    if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
     int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
     if (!rc && engine_init(&e, &md, most * P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
     if (!rc) {

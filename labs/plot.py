@@ -105,19 +105,20 @@ def lab4(doc, ax):
         xy(thr, points(doc, "throughput_device", "batch", **at), "s--", color=color, label=f"by the device time ({clock(dev, 'device')})")
         xy(tpot, points(doc, "tpot", "batch", **at), "o-", color=color, label=f"{model}: step ({clock(dev, 'step')})")
         xy(tpot, points(doc, "t_step", "batch", "predicted", **at), ":", color=color, label="the bound decode.t_lower")
-        for r in rows(doc, "knee_B", **at):
-            for x, style, name in ((r["predicted"], ":", "B*"), (r["measured"], "-.", "knee")):
-                if x:
-                    thr.axvline(x, color=color, linestyle=style, linewidth=1)
-                    thr.text(x, 0.78 - 0.2 * (name == "knee"), f"{name} {x:.0f}", color=color, fontsize=7, rotation=90,
-                             transform=thr.get_xaxis_transform())
+        marks = [(r["predicted"], ":", "B*", 0.8) for r in rows(doc, "b_star", **at)]
+        marks += [(r["measured"], "-.", "knee (step)", 0.55) for r in rows(doc, "knee_B", **at)]
+        marks += [(r["measured"], "--", "knee (device)", 0.3) for r in rows(doc, "knee_B_device", **at)]
+        for x, style, name, y in marks:
+            if x:
+                thr.axvline(x, color=color, linestyle=style, linewidth=1)
+                thr.text(x, y, f"{name} {x:.0f}", color=color, fontsize=6, rotation=90, transform=thr.get_xaxis_transform())
     for a in ax:
         a.set_xscale("log", base=2)
         a.set_yscale("log")
         a.set_xlabel("batch B (sequences in a decode step)")
     thr.set_ylabel("throughput, tokens/s (by the step: mixed;\nby the device time: modeled)", fontsize=8)
     tpot.set_ylabel("TPOT = the decode step, s (mixed)", fontsize=8)
-    thr.set_title("Lab 4: throughput against B; B* dotted, knee dash-dot", fontsize=9)
+    thr.set_title("Lab 4: throughput against B; B* and the knees marked", fontsize=9)
     tpot.set_title("each user waits one step a token", fontsize=9)
     thr.legend(fontsize=6)
     tpot.legend(fontsize=6)
