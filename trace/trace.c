@@ -708,12 +708,14 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     if (t) {
         /* the opener records most (in a CLI run it runs the model): its
          * pages are mapped before it starts, on the flusher's core (see
-         * populate); a flusher that cannot get a core for 100 ms leaves
-         * the rest to the recorder */
+         * populate); when the flusher cannot get a core within 5 ms (every
+         * core busy: it runs at idle priority) the opener maps them itself,
+         * here, rather than the recorder in the middle of what it records */
         atomic_store(&t->want, OPENER_PAGES);
         wake_flusher(0);
-        for (int i = 0; i < 2000 && atomic_load(&t->populated) < OPENER_PAGES; i++)
+        for (int i = 0; i < 100 && atomic_load(&t->populated) < OPENER_PAGES; i++)
             nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
+        populate(t, OPENER_PAGES);
     }
     return 0;
 }
