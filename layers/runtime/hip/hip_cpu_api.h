@@ -107,7 +107,7 @@ inline hipError_t hipSetDevice(int n) {
 inline hipError_t hipGetDeviceProperties(hipDeviceProp_t *p, int n) {
     if (n != 0) return hip_cpu_api::fail(hipErrorInvalidDevice, "HIP on the CPU has one device, 0");
     *p = hipDeviceProp_t{};
-    snprintf(p->name, sizeof p->name, "HIP on CPU (hip_cpu.h, a fiber per lane)");
+    snprintf(p->name, sizeof p->name, "HIP emulated on the CPU by hip_cpu.h");
     snprintf(p->gcnArchName, sizeof p->gcnArchName, "cpu-wave%d", warpSize);
     p->totalGlobalMem = hip_cpu_api::MEMORY;
     p->maxSharedMemoryPerMultiProcessor = 48 * 1024;   /* the launch's cap on dynamic LDS */
