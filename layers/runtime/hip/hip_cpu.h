@@ -33,6 +33,9 @@
 #include <sys/mman.h>
 #include <string>
 #include <vector>
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
 
 #define __global__
 #define __device__
@@ -86,13 +89,16 @@ inline void leave(char *) {}
 inline void *tsan_fiber(bool) { return nullptr; }
 inline void tsan_switch(void *) {}
 #endif
-/* AddressSanitizer must be told which stack it is on. */
+/* AddressSanitizer must be told which stack it is on: the one it goes to
+ * before a switch, the one it came from after. */
 #if defined(__SANITIZE_ADDRESS__)
 extern "C" void __sanitizer_start_switch_fiber(void **, const void *, size_t);
 extern "C" void __sanitizer_finish_switch_fiber(void *, const void **, size_t *);
+inline void asan_leave(void **fake, const void *bottom, size_t n) { __sanitizer_start_switch_fiber(fake, bottom, n); }
+inline void asan_enter(void *fake, const void **bottom, size_t *n) { __sanitizer_finish_switch_fiber(fake, bottom, n); }
 #else
-inline void __sanitizer_start_switch_fiber(void **, const void *, size_t) {}
-inline void __sanitizer_finish_switch_fiber(void *, const void **, size_t *) {}
+inline void asan_leave(void **, const void *, size_t) {}
+inline void asan_enter(void *, const void **, size_t *) {}
 #endif
 
 /* ---- Fibers: a switch costs nanoseconds, a thread's wake-up microseconds. */
@@ -121,7 +127,6 @@ inline void swap(fiber &from, fiber &to) {
     hip_cpu_swap(&from.sp, load);
 }
 #else   /* elsewhere ucontext: the same, with a system call a switch */
-#include <ucontext.h>
 struct fiber { ucontext_t uc; void *tsan; char *stack; };
 inline void make(fiber &f, void (*entry)()) {
     getcontext(&f.uc);
@@ -140,7 +145,7 @@ inline size_t host_size;
 inline void arrived(void *fake) {
     const void *bottom = nullptr;
     size_t size = 0;
-    __sanitizer_finish_switch_fiber(fake, &bottom, &size);
+    asan_enter(fake, &bottom, &size);
     if (prev < 0) host_bottom = bottom, host_size = size;
 }
 /* From the running lane (or the host) to lane `to` (-1: the host). */
@@ -150,7 +155,7 @@ inline void switch_to(int to) {
     void *fake;
     prev = cur, cur = to;
     threadIdx = dim3(to < 0 ? 0 : to, 0, 0);
-    __sanitizer_start_switch_fiber(&fake, to < 0 ? host_bottom : b.stack, to < 0 ? host_size : (size_t)STACK);
+    asan_leave(&fake, to < 0 ? host_bottom : b.stack, to < 0 ? host_size : (size_t)STACK);
     swap(a, b);
     arrived(fake);
 }
