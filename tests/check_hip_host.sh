@@ -11,10 +11,13 @@
 #     blocks of 16, prefill then 8 decodes) and on the five random models
 #     of tests/ref/make_models.py (f32, f16, bf16, biases, q/k norms, GQA
 #     and MQA, two shards; 36 prompt ids, 12 tokens);
-#   serve with three requests at once (tiny-hi, /v1/completions; prompts
-#     of 44, 1 and 4 tokens), against serve --device cpu: their steps batch
-#     several sequences, so the batched attention and its upload run; the
-#     trace must show such a step.
+#   serve with three requests (tiny-hi, /v1/completions), against serve
+#     --device cpu: one of 1 token and 16 out, streamed; once its first
+#     token is back, two more (44 and 4 tokens, 8 out). Their prefills
+#     join its decodes (the trace must show such a step), so the batched
+#     attention runs and attention.hip's upload grows past its first
+#     step's; the only timing assumed is that two requests are sent before
+#     15 decode steps end.
 # A traced generate checks the driver's bookkeeping: one launch a layer-4
 # op, one measured kernel slice a launch, inside it and in order, and the
 # device named as what it is; check_layers.py checks the HIP objects'
@@ -42,6 +45,7 @@ same() {
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 tol, near = float(sys.argv[3]), float(sys.argv[4])
+dist = lambda p, q: abs(p - q) if p is not None and q is not None else float("nan")   # null: NaN printed
 worst, n, tie = 0.0, 0, ""
 for i, (x, y) in enumerate(zip(a["logprobs"], b["logprobs"])):
     top = sorted((lp for _, lp in x["top"]), reverse=True)
@@ -49,23 +53,26 @@ for i, (x, y) in enumerate(zip(a["logprobs"], b["logprobs"])):
         if len(top) > 1 and top[0] - top[1] < near: tie = f", then a near tie at step {i}"; break
         sys.exit(f"step {i}: id {y['id']} != cpu's {x['id']}, logprob gap {top[0] - top[1]:.2e}")
     mine = dict(map(tuple, y["top"]))
-    diffs = [abs(x["logprob"] - y["logprob"])] + [abs(lp - mine[t]) for t, lp in x["top"] if t in mine]
+    diffs = [dist(x["logprob"], y["logprob"])] + [dist(lp, mine[t]) for t, lp in x["top"] if t in mine]
     worst, n = max([worst] + diffs), n + 1
-    if max(diffs) > tol: sys.exit(f"step {i}: logprobs differ by {max(diffs):.2e} > {tol}")
+    if not max(diffs) <= tol: sys.exit(f"step {i}: logprobs differ by {max(diffs):.2e} > {tol}")
 else:
     if len(a["ids"]) != len(b["ids"]): sys.exit(f"{len(b['ids'])} ids, cpu {len(a['ids'])}")
 print(f"{n} ids equal{tie}, logprobs within {worst:.1e}")
 PY
 }
 
+# why: the first sanitizer or hipath line of $OUT/err, else its last.
+why() { grep -m1 -E 'ERROR: AddressSanitizer|runtime error|^hipath:' "$OUT/err" || tail -n 1 "$OUT/err"; }
+
 # gen NAME MODEL ARGS...: cpu once, then hip:0 at each wavefront.
 gen() {
   name=$1 model=$2; shift 2
   "$HIPATH" generate --model "$model" --device cpu --json --top-logprobs 5 --ignore-eos "$@" > "$OUT/cpu.json" 2> "$OUT/err" ||
-    { no "$name cpu: $(tail -n 3 "$OUT/err")"; return; }
+    { no "$name cpu: $(why)"; return; }
   for w in 32 64; do
     HIPATH_CPU_WAVE=$w "$HIPATH" generate --model "$model" --device hip:0 --json --top-logprobs 5 --ignore-eos "$@" \
-      > "$OUT/hip.json" 2> "$OUT/err" || { no "$name wave $w: $(tail -n 3 "$OUT/err")"; continue; }
+      > "$OUT/hip.json" 2> "$OUT/err" || { no "$name wave $w: $(why)"; continue; }
     if r=$(same "$name" "$OUT/cpu.json" "$OUT/hip.json" 2>&1); then ok "$name wave $w: $r"; else no "$name wave $w: $r"; fi
   done
 }
@@ -80,7 +87,7 @@ done
 
 # The driver's bookkeeping, from a trace.
 HIPATH_CPU_WAVE=32 "$HIPATH" generate --model models/tiny-hi --device hip:0 --prompt "Hi" --max-tokens 4 \
-  --trace-db "$OUT/t.db" --perfetto "$OUT/t.pftrace" > /dev/null 2> "$OUT/err" || no "traced generate: $(tail -n 3 "$OUT/err")"
+  --trace-db "$OUT/t.db" --perfetto "$OUT/t.pftrace" > /dev/null 2> "$OUT/err" || no "traced generate: $(why)"
 if r=$(python3 - "$OUT/t.db" <<'PY' 2>&1
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -124,18 +131,31 @@ serve() {   # serve NAME ARGS...: start on a free port, set PORT and PID
   no "serve $n did not start: $(tail -n 3 "$OUT/$n.log")"
   return 1
 }
-ask() {   # ask NAME: the three requests at once; then SIGTERM, a clean exit
+ask() {   # ask NAME: the three requests; then SIGTERM, a clean exit
   python3 - "$PORT" "$OUT/$1.json" <<'PY' || no "serve $1: the requests failed"
 import json, sys, threading, urllib.request
 port, out = sys.argv[1], sys.argv[2]
-prompts = ["Hello, memory is the thing that holds every token of the prompt in blocks, and this prompt is long enough for three",
-           "Hello", "Good morning"]
-res = [None] * len(prompts)
-def go(i):
-    body = {"prompt": prompts[i], "max_tokens": 8, "temperature": 0, "ignore_eos": True, "logprobs": 1}
+LONG = "Hello, memory is the thing that holds every token of the prompt in blocks, and this prompt is long enough for three"
+def post(body):
+    body.update(temperature=0, ignore_eos=True, logprobs=1)
     r = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", json.dumps(body).encode(), {"Content-Type": "application/json"})
-    res[i] = json.load(urllib.request.urlopen(r, timeout=600))["choices"][0]["logprobs"]
-ts = [threading.Thread(target=go, args=(i,)) for i in range(len(prompts))]
+    return urllib.request.urlopen(r, timeout=600)
+res, first = [None] * 3, threading.Event()
+def streamed():   # request 0, streamed: the others are sent once its first token is back
+    got = {"tokens": [], "token_logprobs": []}
+    with post({"prompt": "Hello", "max_tokens": 16, "stream": True}) as r:
+        for line in r:
+            line = line.decode().strip()
+            c = json.loads(line[6:])["choices"] if line.startswith("data: {") else None
+            if c and c[0].get("logprobs"):
+                for k in got: got[k] += c[0]["logprobs"][k]
+                first.set()
+    first.set()
+    res[0] = got
+def later(i, prompt):
+    first.wait()
+    res[i] = json.load(post({"prompt": prompt, "max_tokens": 8}))["choices"][0]["logprobs"]
+ts = [threading.Thread(target=streamed), threading.Thread(target=later, args=(1, LONG)), threading.Thread(target=later, args=(2, "Good morning"))]
 for t in ts: t.start()
 for t in ts: t.join()
 json.dump(res, open(out, "w"))
@@ -155,14 +175,15 @@ tol, worst = float(sys.argv[4]), 0.0
 for i, (x, y) in enumerate(zip(a, b)):
     if not x["tokens"]: sys.exit(f"request {i}: no tokens on cpu (the end of the turn is not listed): nothing to compare")
     if x["tokens"] != y["tokens"]: sys.exit(f"request {i}: tokens {y['tokens']} != cpu's {x['tokens']}")
-    worst = max([worst] + [abs(p - q) for p, q in zip(x["token_logprobs"], y["token_logprobs"])])
-if worst > tol: sys.exit(f"logprobs differ by {worst:.2e} > {tol}")
+    worst = max([worst] + [abs(p - q) if p is not None and q is not None else float("nan") for p, q in zip(x["token_logprobs"], y["token_logprobs"])])
+if not worst <= tol: sys.exit(f"logprobs differ by {worst:.2e} > {tol}")
 db = sqlite3.connect(sys.argv[3])
 steps = db.execute("SELECT json_extract(args, '$.seqs') AS s, json_extract(args, '$.tokens') FROM slices WHERE name = 'forward'").fetchall()
-multi = [s for s in steps if s[0] >= 2]
-if not multi: sys.exit(f"no step of the {len(steps)} ran two sequences or more")
-print(f"3 requests' tokens equal, logprobs within {worst:.1e}; {len(multi)} of {len(steps)} steps batched "
-      f"(up to {max(s for s, _ in multi)} sequences, {sum(t > s for s, t in multi)} with a prefill)")
+multi = [(s, t) for s, t in steps if s >= 2]
+mixed = [(s, t) for s, t in multi if t > s]
+if not mixed: sys.exit(f"no step of the {len(steps)} ran a prefill beside another sequence: {steps}")
+print(f"3 requests' tokens equal, logprobs within {worst:.1e}; {len(multi)} of {len(steps)} steps ran several "
+      f"sequences (up to {max(s for s, _ in multi)}), {len(mixed)} of them a prefill beside a decode")
 PY
   ); then ok "serve: $r"; else no "serve: $r"; fi
 fi
