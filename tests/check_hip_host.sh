@@ -62,8 +62,11 @@ print(f"{n} ids equal{tie}, logprobs within {worst:.1e}")
 PY
 }
 
-# why: the first sanitizer or hipath line of $OUT/err, else its last.
-why() { grep -m1 -E 'ERROR: AddressSanitizer|runtime error|^hipath:' "$OUT/err" || tail -n 1 "$OUT/err"; }
+# why [FILE]: its first sanitizer line, else its last hipath line, else its last ($OUT/err).
+why() {
+  f=${1:-$OUT/err}
+  grep -m1 -E 'ERROR: AddressSanitizer|runtime error' "$f" || grep '^hipath:' "$f" | tail -n 1 | grep . || tail -n 1 "$f"
+}
 
 # gen NAME MODEL ARGS...: cpu once, then hip:0 at each wavefront.
 gen() {
@@ -128,7 +131,7 @@ serve() {   # serve NAME ARGS...: start on a free port, set PORT and PID
     kill -0 $PID 2> /dev/null || break
     sleep 0.1
   done
-  no "serve $n did not start: $(tail -n 3 "$OUT/$n.log")"
+  no "serve $n did not start: $(why "$OUT/$n.log")"
   return 1
 }
 ask() {   # ask NAME: the three requests; then SIGTERM, a clean exit
@@ -161,7 +164,7 @@ for t in ts: t.join()
 json.dump(res, open(out, "w"))
 PY
   kill -TERM $PID; wait $PID; rc=$?; PID=""
-  [ $rc -eq 0 ] || no "serve $1: exit $rc: $(tail -n 5 "$OUT/$1.log")"
+  [ $rc -eq 0 ] || no "serve $1: exit $rc: $(why "$OUT/$1.log")"
 }
 if serve cpu --device cpu; then ask cpu; fi
 export HIPATH_CPU_WAVE=64
