@@ -140,7 +140,7 @@ model-smollm2:
 tokenizer-r1:
 	@sh scripts/get-r1-tokenizer.sh
 
-# --- The HIP kernels on the CPU (kernels/hip/hip_cpu.h, docs/hip-cpu.md) ----
+# --- The HIP kernels on the CPU (layers/runtime/hip/hip_cpu.h, docs/hip-cpu.md) ----
 # tests/hip_cpu/ runs the real *_kernels.h, a thread per lane, against the
 # CPU twins at wavefront sizes 32 and 64. The twins are built for any
 # x86-64: their plain loops and the dequantizer are the reference (the
@@ -166,7 +166,7 @@ hip-cpu-mutants: $(call hip_cpu_obj,asan) $(call hip_cpu_obj,tsan)
 	@CXX="$(CXX)" ASAN="$(HIP_CPU_SAN_asan)" TSAN="$(HIP_CPU_SAN_tsan)" sh tests/hip_cpu/mutants.sh
 build/hip-cpu/asan/hip_cpu_test: $(call hip_cpu_obj,asan)
 build/hip-cpu/tsan/hip_cpu_test: $(call hip_cpu_obj,tsan)
-build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp kernels/hip/hip_cpu.h $(JIT_HDR)
+build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp layers/runtime/hip/hip_cpu.h $(JIT_HDR)
 	$(HIP_CPU_CXX) $< $(filter %.o,$^) -o $@ -pthread -lm
 $(call hip_cpu_obj,asan): build/hip-cpu/asan/%.o: %.c
 	@mkdir -p $(@D)

@@ -47,7 +47,7 @@ int backend_open(const char *spec, char *err, int errlen) {
             return open_as(REGISTRY[i].b, spec, REGISTRY[i].has_arg ? spec + n + 1 : "", err, errlen);
     }
     if (!strncmp(spec, "hip:", 4)) {
-        snprintf(err, errlen, "device %s: this build has no HIP (build with make HIP=amd or HIP=nvidia)", spec);
+        snprintf(err, errlen, "device %s: this build has no HIP (build with make HIP=amd, HIP=nvidia or HIP=cpu)", spec);
         return -1;
     }
     snprintf(err, errlen, "--device '%s': expected auto, cpu, hip:N, sim:PROFILE or analytic:PROFILE", spec);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The HIP kernels executed, without a GPU: every kernel of the HIP backend
 # (the real kernels/hip/*_kernels.h) runs on the CPU runtime
-# kernels/hip/hip_cpu.h, a thread per lane, against its CPU twin at
+# layers/runtime/hip/hip_cpu.h, a thread per lane, against its CPU twin at
 # wavefront sizes 32 and 64, under AddressSanitizer and UBSan
 # (tests/hip_cpu/hip_cpu_test.cpp, docs/hip-cpu.md). One line a case, then
 # "N passed, N failed". `make hip-cpu-tsan` runs it under ThreadSanitizer,

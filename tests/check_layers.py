@@ -62,7 +62,7 @@ def sources():
     for d in ("layers", "kernels", "trace", "web", "cli", "labs", "bench", "tests/unit"):
         for base, _, files in os.walk(os.path.join(ROOT, d)):
             for f in files:
-                if f.endswith((".c", ".h", ".hip")):
+                if f.endswith((".c", ".h", ".hip", ".cpp")):
                     out.append(os.path.relpath(os.path.join(base, f), ROOT))
     return sorted(out)
 
@@ -125,9 +125,12 @@ def check_calls(build, bad):
     for base, _, files in os.walk(os.path.join(ROOT, build, "obj")):
         for f in files:
             if f.endswith(".o"):
-                src = os.path.relpath(os.path.join(base, f), os.path.join(ROOT, build, "obj"))[:-2] + ".c"
-                if os.path.exists(os.path.join(ROOT, src)):
-                    objs[src] = symbols(os.path.join(base, f))
+                # NAME.o from NAME.c; a HIP build's NAME.FLAVOUR.o from NAME.hip or NAME.cpp
+                stem = os.path.relpath(os.path.join(base, f), os.path.join(ROOT, build, "obj"))[:-2]
+                for src in (stem + ".c", stem.split(".")[0] + ".hip", stem.split(".")[0] + ".cpp"):
+                    if os.path.exists(os.path.join(ROOT, src)):
+                        objs[src] = symbols(os.path.join(base, f))
+                        break
     if not objs:
         bad.append(f"{build}/obj: no object files (run make first)")
         return 0

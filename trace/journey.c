@@ -32,7 +32,8 @@ static const struct { int layer, dir; const char *sql; } WHAT[] = {
                    "FROM s JOIN args a ON a.slice_id = s.id WHERE s.run_id = ?1 AND s.layer = 3" },
     { 2, DIR_DOWN, "SELECT count(*) || ' copies H2D, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e6) || ' MB' FROM s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'down' AND s.kind = 'slice' AND s.step IS NOT NULL AND a.key = 'bytes'" },
-    { 1, DIR_DOWN, "SELECT count(*) || ' kernels and copies on ' || (SELECT device FROM runs WHERE id = ?1) || ', ' || "
+    { 1, DIR_DOWN, "SELECT count(*) || ' kernels and copies on ' || (SELECT device FROM runs WHERE id = ?1) || "
+                   "coalesce(' (' || (SELECT json_extract(args, '$.name') FROM slices WHERE run_id = ?1 AND name = 'code_object_load') || ')', '') || ', ' || "
                    "(CASE WHEN min(clock) = 'modeled' THEN 'modeled' ELSE 'measured' END) FROM s WHERE run_id = ?1 AND layer = 1" },
     { 1, DIR_UP,   "SELECT count(*) || ' copies D2H (logits), ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e3) || ' kB' FROM s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 1 AND s.direction = 'up' AND a.key = 'bytes'" },

@@ -5,6 +5,8 @@
 #   make HIP=amd         for $(HIP_ARCH) (gfx90a gfx942 gfx1100); objects in build/hip-amd
 #   make HIP=nvidia      the same .hip sources with nvcc for sm_80 and sm_90
 #                        (layers/runtime/hip/hip_compat_cuda.h maps HIP onto CUDA)
+#   make HIP=cpu         the same .hip sources with the host compiler, the
+#                        kernels on the CPU (hip_cpu_api.h); build/hip-cpu/hipath
 #   make hip-check       compile every variant to objects (-c): no GPU needed,
 #                        so a kernel that stops compiling fails CI
 #
@@ -83,11 +85,31 @@ LDLIBS  += -L$(CUDA_HOME)/lib -l:libcudart.so.13 -l:libnvrtc.so.13 -Wl,-rpath,$(
 $(BUILD)/obj/%.nvidia.o: %.hip $(HIP_DEPS)
 	@mkdir -p $(dir $@)
 	$(NVIDIA_COMPILE)
+else ifeq ($(HIP),cpu)
+# The host side on the CPU: the same sources by the host compiler against
+# hip_cpu_api.h, the kernels run by hip_cpu.h (docs/hip-cpu.md); --jit has
+# no compiler here (jit_cpu.cpp instead of jit.hip).
+HIP_CPU_API := layers/runtime/hip/hip_cpu_api.h layers/runtime/hip/hip_cpu.h
+HIP_OBJ := $(filter-out %/jit.cpu.o,$(HIP_OBJ)) $(BUILD)/obj/layers/runtime/hip/jit_cpu.cpu.o
+LDLIBS  += -lstdc++
+$(BUILD)/obj/%.cpu.o: %.hip $(HIP_DEPS) $(HIP_CPU_API)
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ $(HIP_FLAGS) -DHIPATH_HIP_CPU -g -Wall -Wextra -Wno-missing-field-initializers -Wno-format-truncation $(SAN) -c $< -o $@
+$(BUILD)/obj/%.cpu.o: %.cpp layers/runtime/hip/jit.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(HIP_FLAGS) -g -Wall -Wextra $(SAN) -c $< -o $@
 else
-$(error HIP=$(HIP): expected HIP=amd or HIP=nvidia)
+$(error HIP=$(HIP): expected HIP=amd, HIP=nvidia or HIP=cpu)
 endif
 $(BUILD)/libhipath.a: $(HIP_OBJ)
 endif
+
+# HIP=cpu under AddressSanitizer + UBSan, as tests/check_hip_host.sh runs it.
+HIP_HOST_BUILD := build/hip-cpu/host-asan
+.PHONY: hip-host
+hip-host:
+	@$(MAKE) --no-print-directory HIP=cpu BUILD=$(HIP_HOST_BUILD) OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" $(HIP_HOST_BUILD)/hipath
 
 # Every variant to objects, without a GPU: AMD as make HIP=amd builds it,
 # hipcc for what it knows, nvcc.

@@ -28,9 +28,9 @@ static inline int hip_wave(void) { return rt_device_now()->prof.wavefront_size; 
 /* Launch fn on the stream: through the module --jit loaded when there is
  * one, else fn's built-in code object (what <<<>>> does). The arguments
  * become the kernel's parameter types P first: both take them by address. */
-template <typename... P> static void launch_args(const void *fn, kdims d, size_t lds, P... p) {
+template <typename... P> static void launch_args(void (*fn)(P...), kdims d, size_t lds, P... p) {
     void *args[] = { (void *)&p... };
-    if (hipFunction_t f = rt_hip_function(fn))
+    if (hipFunction_t f = rt_hip_function((const void *)fn))
         HIP_CHECK(3, hipModuleLaunchKernel(f, d.grid, 1, 1, d.block, 1, 1, (unsigned)lds, rt_hip_stream(), args, NULL));
     else
         HIP_CHECK(3, hipLaunchKernel(fn, dim3(d.grid), dim3(d.block), args, lds, rt_hip_stream()));
@@ -41,7 +41,7 @@ template <typename... P, typename... A>
 static uint64_t launch(const kcost *c, const char *name, void (*fn)(P...), kdims d, size_t lds, A... a) {
     uint64_t t0 = rt_launch_begin((const void *)fn, 0);   /* after any copy the op made first */
     rt_hip_event_begin();
-    launch_args<P...>((const void *)fn, d, lds, a...);
+    launch_args<P...>(fn, d, lds, a...);
     HIP_CHECK(3, hipGetLastError());   /* the launch itself: bad shape, no code for this arch */
     rt_hip_event_end(name, c->name, c->step, c->flops, c->bytes);
     return launch_record(c, name, d, d.grid * ((d.block + hip_wave() - 1) / hip_wave()), t0);

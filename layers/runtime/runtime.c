@@ -187,13 +187,15 @@ static int jit(void) {
     return 1;
 }
 
-/* Layer 2's part of the first launch: the code object is loaded. */
+/* Layer 2's part of the first launch: the code object is loaded, on the
+ * device the trace names (its name: a GPU's, or what emulates one). */
 static void code_object(const void *kernel) {
     trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, NO_STEP);
     R.loaded = 1;
     int jitted = R.jit && R.drv->jit && jit();
     trace_begin(w, "code_object_load",
-                TRACE_ARGS(TA_STR("device", R.dev.name), TA_STR("arch", R.dev.prof.arch), TA_INT("jit", jitted)));
+                TRACE_ARGS(TA_STR("device", R.dev.name), TA_STR("name", R.dev.prof.name), TA_STR("arch", R.dev.prof.arch),
+                           TA_INT("jit", jitted)));
     R.drv->load_code(kernel);
     trace_end(w, NO_ARGS);
 }

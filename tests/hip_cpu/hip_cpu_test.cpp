@@ -1,6 +1,6 @@
 /*
  * hip_cpu_test.cpp -- every kernel of the HIP backend, the real source
- * (the kernel headers in kernels/hip/) run on the CPU by kernels/hip/hip_cpu.h,
+ * (the kernel headers in kernels/hip/) run on the CPU by layers/runtime/hip/hip_cpu.h,
  * against its CPU twin (kernels/cpu/) at wavefront sizes 32 and 64.
  *
  * Shapes are small and odd: lengths no workgroup or wavefront divides,
@@ -19,7 +19,7 @@
  * The launch arguments mirror the launchers (elementwise.hip, matmul.hip,
  * attention.hip); the grids are theirs (geometry.h).
  */
-#include "kernels/hip/hip_cpu.h"
+#include "layers/runtime/hip/hip_cpu.h"
 #include "kernels/hip/elementwise_kernels.h"
 #include "kernels/hip/matmul_kernels.h"
 #include "kernels/hip/attention_kernels.h"
@@ -32,7 +32,10 @@ extern "C" {
 #include <string>
 #include <vector>
 
-using hip_cpu::launch;
+/* A launch in geometry.h's terms, as the launchers make it. */
+template <typename... P, typename... A> static std::string launch(void (*fn)(P...), kdims d, size_t lds, A... a) {
+    return hip_cpu::launch(fn, dim3(d.grid), dim3(d.block), lds, a...);
+}
 typedef std::vector<float> vec;
 static const double TOL = 1e-4;
 static int passed, failed;

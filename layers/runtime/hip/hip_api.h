@@ -1,15 +1,22 @@
 /*
  * hip_api.h -- layer 2 on the HIP runtime, as layer 3's HIP launchers see
- * it: the runtime's API (or its CUDA mapping), error checks, the stream,
+ * it: the runtime's API (or its CUDA mapping, or the CPU's), error checks, the stream,
  * the GPU events around each launch, and --jit's module.
  */
 #ifndef HIPATH_HIP_API_H
 #define HIPATH_HIP_API_H
 
-#ifdef HIPATH_CUDA
+#if defined(HIPATH_CUDA)
 #include "layers/runtime/hip/hip_compat_cuda.h"
+#elif defined(HIPATH_HIP_CPU)
+#include "layers/runtime/hip/hip_cpu_api.h"   /* make HIP=cpu: the host side over hip_cpu.h */
 #else
 #include <hip/hip_runtime.h>
+/* A kernel by its type, as CUDA's C++ API and hip_cpu_api.h take one (HIP 5 takes only its address). */
+template <typename... P>
+static inline hipError_t hipLaunchKernel(void (*fn)(P...), dim3 grid, dim3 block, void **args, size_t lds, hipStream_t s) {
+    return hipLaunchKernel((const void *)fn, grid, block, args, lds, s);
+}
 #endif
 extern "C" {
 #include "layers/runtime/runtime.h"

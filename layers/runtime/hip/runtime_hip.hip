@@ -5,7 +5,7 @@
  * one, or with --jit the module jit.hip compiled). Events are read when
  * the host next waits on the stream (drain): each kernel becomes a measured
  * layer-1 slice placed back from the moment the wait ended.
- * Built only with HIP=amd|nvidia (kernels/hip/hip.mk).
+ * Built only with HIP=amd|nvidia|cpu (kernels/hip/hip.mk; cpu: hip_cpu_api.h).
  */
 #include "layers/runtime/hip/hip_api.h"
 #include "layers/runtime/hip/jit.h"
