@@ -3,8 +3,8 @@
  * device N, its properties as a profile, hipMalloc/hipFree, copies on one
  * stream, GPU events around each launch, code-object load (the built-in
  * one, or with --jit the module jit.hip compiled). Events are read when
- * the host next waits on the stream (drain): each kernel becomes a measured
- * layer-1 slice placed back from the moment the wait ended.
+ * the host next waits on the stream (wait_stream): each kernel becomes a
+ * measured layer-1 slice placed back from the moment the wait ended.
  * Built only with HIP=amd|nvidia|cpu (kernels/hip/hip.mk; cpu: hip_cpu_api.h).
  */
 #include "layers/runtime/hip/hip_api.h"
@@ -41,22 +41,26 @@ void rt_hip_fail(int layer, const char *call, const char *why, const char *file,
 
 hipStream_t rt_hip_stream(void) { return S; }
 
-/* The host has waited: every pending kernel's time, back from now. */
-static void drain(void) {
-    if (!E.n) return;
-    HIP_CHECK(2, hipEventSynchronize(E.p[E.n - 1].stop));
+/* The host waits for the stream to finish. An event recorded last, after
+ * whatever followed the kernels (the logits' copy), is the stream's end:
+ * the moment the wait returns. Every pending kernel is placed back from it
+ * by the GPU's own elapsed times, so a copy after the kernels does not
+ * shift them late by its duration. */
+static void wait_stream(void) {
+    static hipEvent_t last;
+    if (!last) HIP_CHECK(2, hipEventCreate(&last));
+    HIP_CHECK(2, hipEventRecord(last, S));
+    HIP_CHECK(2, hipStreamSynchronize(S));
     uint64_t now = trace_now_ns();
     for (int i = 0; i < E.n; i++) {
-        float dur_ms, before_ms;   /* kernel i's duration; from its end to the last end */
+        float dur_ms, after_ms;   /* kernel i's duration; from its end to the stream's end */
         HIP_CHECK(2, hipEventElapsedTime(&dur_ms, E.p[i].start, E.p[i].stop));
-        HIP_CHECK(2, hipEventElapsedTime(&before_ms, E.p[i].stop, E.p[E.n - 1].stop));
-        uint64_t end = now - (uint64_t)(before_ms * 1e6), dur = (uint64_t)(dur_ms * 1e6);
+        HIP_CHECK(2, hipEventElapsedTime(&after_ms, E.p[i].stop, last));
+        uint64_t end = now - (uint64_t)(after_ms * 1e6), dur = (uint64_t)(dur_ms * 1e6);
         rt_kernel_measured(E.p[i].kernel, E.p[i].op, E.p[i].step, E.p[i].flops, E.p[i].bytes, end - dur, dur);
     }
     E.n = 0;
 }
-
-static void wait_stream(void) { HIP_CHECK(2, hipStreamSynchronize(S)); drain(); }
 
 void rt_hip_event_begin(void) {
     if (E.n == MAX_PENDING) wait_stream();
