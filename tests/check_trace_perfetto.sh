@@ -17,27 +17,9 @@ protoc -I. --decode=perfetto.protos.Trace trace/perfetto_trace.proto \
     < "$tmp/t.pftrace" > "$tmp/t.txt" || { echo "protoc could not decode the trace"; exit 1; }
 python3 - "$tmp/t.txt" <<'EOF'
 import sys
+sys.path.insert(0, "tests")
+from protoc_text import parse
 
-def parse(lines):
-    """protoc text format -> nested dicts of lists."""
-    root, stack = {}, []
-    cur = root
-    for line in lines:
-        line = line.strip()
-        if not line:
-            continue
-        if line.endswith("{"):
-            child = {}
-            cur.setdefault(line[:-1].strip(), []).append(child)
-            stack.append(cur)
-            cur = child
-        elif line == "}":
-            cur = stack.pop()
-        else:
-            k, v = line.split(":", 1)
-            v = v.strip()
-            cur.setdefault(k, []).append(v[1:-1] if v.startswith('"') else v)
-    return root
 
 packets = parse(open(sys.argv[1]))["packet"]
 fails = []

@@ -22,6 +22,9 @@ hipath):
 """
 import json, os, re, sqlite3, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from protoc_text import parse  # noqa: E402
+
 HIPATH = sys.argv[1] if len(sys.argv) > 1 else "build/hipath"
 CONFIG14B = "tests/data/deepseek-r1-distill-qwen-14b.config.json"
 fails = []
@@ -107,26 +110,6 @@ def clocks(path, label):
     check(outer == 0, f"{label}: no 'measured' slice contains a 'mixed' one ({outer} do)")
     m = one(db, "SELECT count(*), min(json_extract(args, '$.modeled_ns')) FROM slices WHERE clock = 'mixed'")
     check(m[0] > 0 and m[1] > 0, f"{label}: {m[0]} mixed slices, each with modeled_ns > 0")
-
-
-def parse(lines):
-    """protoc text format -> nested dicts of lists."""
-    root, stack, cur = {}, [], None
-    cur = root
-    for line in lines:
-        line = line.strip()
-        if line.endswith("{"):
-            child = {}
-            cur.setdefault(line[:-1].strip(), []).append(child)
-            stack.append(cur)
-            cur = child
-        elif line == "}":
-            cur = stack.pop()
-        elif line:
-            k, v = line.split(":", 1)
-            v = v.strip()
-            cur.setdefault(k, []).append(v[1:-1] if v.startswith('"') else v)
-    return root
 
 
 def perfetto(pf, label):
