@@ -22,6 +22,10 @@ typedef struct {
  * checked against the file: offsets inside the data, no overlap, byte count
  * equal to shape x dtype size. Returns 0, or -1 with a one-line reason. */
 int safetensors_add(weights *w, const char *path, char *err, int errlen);
+/* Tensors [first, n) all come from the file mapped last: each must sit at
+ * an address its dtype can be loaded from (dtype_align), and no two may
+ * share a byte. 0, or -1 with a one-line reason. */
+int weights_check(const weights *w, int first, const char *path, char *err, int errlen);
 /* Append a tensor (its name already malloc'd; owned from now on). 0, or -1
  * when out of memory. */
 int weights_add(weights *w, tensor t);
