@@ -21,39 +21,10 @@ command -v curl >/dev/null && command -v python3 >/dev/null || { echo "curl/pyth
 mkdir -p $OUT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 fail=0
-PIDS=""
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done' EXIT
-
-# start NAME ARGS...: serve on a free port (--port 0), set PORT.
-start() {
-  name=$1; shift
-  : >$OUT/$name.log   # empty now: the sed below must not read an earlier run's port
-  "$HIPATH" serve --model "$MODEL" --port 0 "$@" >$OUT/$name.log 2>&1 &
-  PID=$!
-  PIDS="$PIDS $PID"
-  for i in $(seq 1 300); do
-    PORT=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' $OUT/$name.log)
-    [ -n "$PORT" ] && return 0
-    kill -0 $PID 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "FAIL: the server did not start:"; cat $OUT/$name.log; exit 1
-}
-
-# stop NAME: SIGTERM (unless already sent), then it must exit 0 with no sanitizer report.
-stop() {
-  kill -TERM $PID 2>/dev/null
-  wait $PID
-  rc=$?
-  if [ $rc -ne 0 ] || grep -q -e "ERROR: AddressSanitizer" -e "runtime error:" -e "LeakSanitizer" $OUT/$1.log; then
-    echo "FAIL: server '$1' exit $rc or sanitizer report:"; tail -n 40 $OUT/$1.log; fail=1
-  else
-    echo "ok   server '$1' stopped cleanly"
-  fi
-}
+. tests/server/serve.sh
 
 MAX_LEN=256
-start main --api-key $KEY --max-model-len $MAX_LEN
+start main "$MODEL" --api-key $KEY --max-model-len $MAX_LEN
 URL=http://127.0.0.1:$PORT
 echo "server: $HIPATH on $URL, model $MODEL"
 
@@ -100,7 +71,7 @@ stop main
 
 # A KV cache of 128 tokens: what can never fit gets 503, the rest waits its turn.
 MB=$(python3 -c "import json; c = json.load(open('$MODEL/config.json')); h = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']; print(128 * 8 * c['num_hidden_layers'] * c.get('num_key_value_heads', c['num_attention_heads']) * h / 2**20)")
-start kv --kv-cache-mb "$MB" --max-model-len $MAX_LEN
+start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN
 echo "server: KV cache of 128 tokens on port $PORT"
 python3 tests/server/raw.py kv 127.0.0.1 $PORT || fail=1
 python3 tests/server/raw.py shutdown 127.0.0.1 $PORT $PID || fail=1

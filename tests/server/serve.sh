@@ -1,0 +1,32 @@
+# Sourced by the checks that run `hipath serve`: start and stop a server.
+# Needs HIPATH (the binary), OUT (a folder for logs); fail is set to 1 on a failure.
+PIDS=""
+trap 'for p in $PIDS; do kill $p 2>/dev/null; done' EXIT
+
+# start NAME MODEL ARGS...: serve MODEL on a free port (--port 0); sets PID and PORT.
+start() {
+  name=$1 model=$2; shift 2
+  : >$OUT/$name.log   # empty now: the sed below must not read an earlier run's port
+  "$HIPATH" serve --model "$model" --port 0 "$@" >$OUT/$name.log 2>&1 &
+  PID=$!
+  PIDS="$PIDS $PID"
+  for i in $(seq 1 300); do
+    PORT=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' $OUT/$name.log)
+    [ -n "$PORT" ] && return 0
+    kill -0 $PID 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "FAIL: the server did not start:"; cat $OUT/$name.log; exit 1
+}
+
+# stop NAME: SIGTERM (unless already sent), then it must exit 0 with no sanitizer report.
+stop() {
+  kill -TERM $PID 2>/dev/null
+  wait $PID
+  rc=$?
+  if [ $rc -ne 0 ] || grep -q -e "ERROR: AddressSanitizer" -e "runtime error:" -e "LeakSanitizer" $OUT/$1.log; then
+    echo "FAIL: server '$1' exit $rc or sanitizer report:"; tail -n 40 $OUT/$1.log; fail=1
+  else
+    echo "ok   server '$1' stopped cleanly"
+  fi
+}
