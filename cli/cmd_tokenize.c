@@ -45,8 +45,14 @@ int cmd_tokenize(int argc, char **argv)
         in = prompt = tokenizer_apply_chat(t, &m, 1);
         len = prompt ? strlen(prompt) : 0;
     }
-    int *ids = in ? malloc(sizeof *ids * (len + 1)) : NULL;   /* every id covers a byte or more */
-    int n = ids ? tokenizer_encode(t, in, len, ids, (int)len + 1, err, sizeof err) : -1;
+    /* Every id covers a byte or more of the normalized text, but NFC may
+     * make the text longer (U+0344 becomes 4 bytes from 2): when the count
+     * says so, encode again into a buffer of that size. */
+    int *ids = NULL, cap = (int)len + 1, n = -1;
+    for (int *p; in && (p = realloc(ids, sizeof *ids * cap)); cap = n) {
+        ids = p;
+        if ((n = tokenizer_encode(t, in, len, ids, cap, err, sizeof err)) <= cap) break;
+    }
     if (n >= 0) {
         putchar('[');
         for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
@@ -84,8 +90,7 @@ int cmd_detokenize(int argc, char **argv)
         if (n > most) most = n;
         i++;
     }
-    /* One step's text: pending bytes plus the token, each byte at worst a 3-byte U+FFFD. */
-    int cap = 3 * (int)most + 16;
+    int cap = (int)DETOK_ROOM(most);   /* one step's text, for the longest token */
     char *out = rc ? NULL : malloc(cap);
     if (!rc && !out) rc = cli_fail("%s: out of memory", argv[0]);
     if (!rc) {

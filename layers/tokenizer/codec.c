@@ -23,10 +23,9 @@ static text_decoder *decoder(void *t) {
     return d;
 }
 
-/* Room for n bytes through the decoder: each byte, and each one pending
- * from before, may come out as a 3-byte U+FFFD. */
+/* Room for a token of n bytes through the decoder. */
 static int room(text_decoder *d, size_t n) {
-    size_t need = 3 * (n + sizeof d->s.pending) + 1;
+    size_t need = DETOK_ROOM(n);
     if (need <= d->cap) return 0;
     char *b = realloc(d->buf, need);
     if (!b) return -1;

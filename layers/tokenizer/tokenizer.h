@@ -49,8 +49,15 @@ typedef struct {
     int npending;
 } detok_stream;
 void detok_init(detok_stream *s, const tokenizer *t);
+/* The room one step may need for a token of n bytes: each of its bytes,
+ * and each one still pending, may come out as a 3-byte U+FFFD; and a NUL.
+ * A vocabulary token may be long (a GGUF's up to 1 KiB, an added token's
+ * any length): size out by the token (tokenizer_token_bytes), not by a guess. */
+#define DETOK_ROOM(n) (3 * ((size_t)(n) + sizeof ((detok_stream *)0)->pending) + 1)
 /* Append the newly completed UTF-8 text for `id` to out (at most cap bytes,
- * NUL-terminated); returns its length, or -1 if the id is out of range. */
+ * NUL-terminated); returns its length, or -1 if the id is out of range.
+ * Like snprintf, a length past cap means the text did not all fit, and only
+ * whole characters that did were written: give it DETOK_ROOM. */
 int  detok_step(detok_stream *s, int id, char *out, int cap);
 /* Bytes still pending at the end (an incomplete character) are replaced by
  * U+FFFD, as HF does. Returns the length written. */

@@ -109,6 +109,13 @@ def errors(host, port, key, max_len):
     st, data = get(host, port, "/health")
     check(st == 200, "/health answers without a key")
 
+    # Issue 15: a temperature whose inverse is infinite in float, with top_p,
+    # once read before the sampler's candidates (the ASan server died).
+    greedy = chat({"messages": hi, "max_tokens": 8, "temperature": 0})
+    tiny = chat({"messages": hi, "max_tokens": 8, "temperature": 1e-45, "top_p": 0.5})
+    text = lambda r: json.loads(r[1])["choices"][0]["message"]["content"] if r[0] == 200 else r
+    check(tiny[0] == 200 and text(tiny) == text(greedy), "temperature 1e-45, top_p 0.5: the greedy reply (%s)" % (text(tiny),))
+
     # A client that hangs up mid-stream: the request is cancelled, its blocks return.
     cancelled0 = metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}')
     body = json.dumps({"messages": hi, "stream": True, "max_tokens": max_len - 64, "ignore_eos": True}).encode()

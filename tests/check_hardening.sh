@@ -1,0 +1,101 @@
+#!/bin/sh
+# The reproducers of issue 15 (an attack on every input of hipath), each
+# under AddressSanitizer (build/asan/hipath, made by `make test`): what
+# once read or wrote out of bounds must now give the right answer.
+#  1. sampling with nothing to draw from: generate --temperature 1e-45
+#     --top-p 0.5 is the greedy reply;
+#  2. vocabulary tokens longer than any fixed buffer (300 B and 100 kB, as
+#     a GGUF's 1 KiB tokens or a hostile tokenizer.json may hold): generate
+#     detokenize and the server, streamed and not, give them whole;
+#  3. text that NFC makes longer (U+0344, 2 bytes, becomes 4): tokenize
+#     prints every id (and only those), generate prefills every id.
+# HIPATH=path overrides the binary (e.g. an older build, to see it fail).
+cd "$(dirname "$0")/.." || exit 1
+HIPATH=${HIPATH:-build/asan/hipath}
+[ -x "$HIPATH" ] || HIPATH=build/hipath
+[ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
+MODEL=models/tiny-hi
+[ -f $MODEL/tokenizer.json ] || { echo "no $MODEL: skipped"; exit 77; }
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/check_hardening.XXXXXX") || exit 1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
+fail=0
+. tests/server/serve.sh
+trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$OUT"' EXIT
+
+# ok WHAT COND: one line, and fail=1 when COND (a shell test) is false.
+ok() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+# gen ARGS...: the reply of generate --json on tiny-hi ("" when it failed);
+# FIELD=prompt_ids: how many prompt ids it prefilled.
+gen() { "$HIPATH" generate --model "${GEN_MODEL:-$MODEL}" --max-tokens 8 --json "$@" 2>$OUT/gen.err |
+        python3 -c "import json, sys; v = json.load(sys.stdin)[sys.argv[1]]; print(v if isinstance(v, str) else len(v))" \
+          "${FIELD:-text}" 2>/dev/null; }
+sanitized() { ! grep -q -e "ERROR: AddressSanitizer" -e "runtime error:" "$@"; }
+
+# 1 -----------------------------------------------------------------------
+greedy=$(gen --prompt Hi --temperature 0)
+tiny=$(gen --prompt Hi --temperature 1e-45 --top-p 0.5 --seed 1)
+ok "generate --temperature 1e-45 --top-p 0.5 gives the greedy reply ('$tiny' = '$greedy')" \
+   '[ -n "$greedy" ] && [ "$tiny" = "$greedy" ] && sanitized $OUT/gen.err'
+
+# 2 -----------------------------------------------------------------------
+# tiny-hi answers "Hi" with token 469 first ("你"); each copy's tokenizer
+# spells that id as N letters A.
+for n in 300 100000; do
+  d=$OUT/long$n
+  mkdir -p $d
+  for f in config.json generation_config.json model.safetensors tokenizer_config.json; do ln -s "$PWD/$MODEL/$f" $d/$f; done
+  python3 - $MODEL/tokenizer.json $d/tokenizer.json $n <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["added_tokens"].append({"id": 469, "content": "A" * int(sys.argv[3]), "special": False})
+json.dump(t, open(sys.argv[2], "w"))
+EOF
+  got=$(GEN_MODEL=$d gen --prompt Hi --temperature 0 --max-tokens 2)
+  ok "generate prints a $n-byte token whole" \
+     '[ "$(printf %s "$got" | tr -d A | wc -c)" -gt 0 ] && [ "$(printf %s "$got" | tr -cd A | wc -c)" -eq $n ] && sanitized $OUT/gen.err'
+  got=$(echo "[469, 475]" | "$HIPATH" detokenize --tokenizer $d/tokenizer.json 2>$OUT/gen.err)
+  ok "detokenize prints a $n-byte token whole" \
+     '[ "$(printf %s "$got" | tr -cd A | wc -c)" -eq $n ] && [ "$(printf %s "$got" | tr -d A)" = "！" ] && sanitized $OUT/gen.err'
+  start long$n $d
+  python3 - 127.0.0.1 $PORT $n <<'EOF' || fail=1
+import http.client, json, sys
+host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def chat(stream):
+    c = http.client.HTTPConnection(host, port, timeout=120)
+    c.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "Hi"}],
+              "max_tokens": 2, "temperature": 0, "stream": stream}), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    body = r.read().decode()
+    if not stream:
+        return json.loads(body)["choices"][0]["message"]["content"]
+    return "".join(json.loads(l[6:])["choices"][0]["delta"].get("content", "") for l in body.split("\n")
+                   if l.startswith("data: {") and json.loads(l[6:])["choices"])
+bad = 0
+for stream in (False, True):
+    text = chat(stream)
+    good = text.startswith("A" * n) and text[n:] and "A" not in text[n:]
+    bad += not good
+    print("%s the server (stream %s) sends a %d-byte token whole: %d bytes, then %r" % ("ok  " if good else "FAIL", stream, n, len(text), text[n:n + 20]))
+sys.exit(bad)
+EOF
+  stop long$n
+done
+
+# 3 -----------------------------------------------------------------------
+for n in 50 500000; do
+  python3 -c "import sys; sys.stdout.write('\u0344' * $n)" > $OUT/u344.txt
+  "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json < $OUT/u344.txt > $OUT/ids.json 2> $OUT/tok.err
+  ok "tokenize: $n x U+0344 gives $((4 * n)) ids of the vocabulary" \
+     "python3 -c \"import json; a = json.load(open('$OUT/ids.json')); exit(not (len(a) == 4 * $n and all(0 <= i < 1539 for i in a)))\" 2>/dev/null && sanitized $OUT/tok.err"
+done
+if python3 -c "import tokenizers" 2>/dev/null; then
+  python3 -c "import sys; sys.stdout.write('a\u0344b' * 50)" > $OUT/u344.txt
+  "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json < $OUT/u344.txt > $OUT/ids.json 2> $OUT/tok.err
+  ok "tokenize: 'a U+0344 b' x 50 gives Hugging Face's ids" \
+     "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$MODEL/tokenizer.json'); exit(json.load(open('$OUT/ids.json')) != t.encode(open('$OUT/u344.txt').read(), add_special_tokens=False).ids)\" 2>/dev/null"
+fi
+got=$(FIELD=prompt_ids gen --prompt "$(python3 -c "import sys; sys.stdout.write('\u0344' * 50)")" --max-tokens 1)
+ok "generate prefills all $got ids of a prompt that NFC lengthens (200 and the template's 8)" '[ "$got" = 208 ] && sanitized $OUT/gen.err'
+
+[ $fail -eq 0 ] && echo "check_hardening: all passed" || echo "check_hardening: FAILED"
+exit $fail
