@@ -79,7 +79,15 @@ int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_inp
     double B = in->batch, P = in->prompt_len, L = in->context;
     double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0);  /* per layer */
     r->kv_bytes_per_token = 2 * nL * kv * r->b_kv;
-    r->params = (int64_t)(V * d * (c->tied ? 1 : 2) + nL * (d * q + 2 * d * kv + q * d + 3 * d * f + small) + d);
+    /* Counted in double; an absurd config (each size up to 1e9) gives ~1e27,
+     * which as an int64 came out negative. Past 2^53 the count is no longer
+     * exact: no model is within a million times of that. */
+    double params = V * d * (c->tied ? 1 : 2) + nL * (d * q + 2 * d * kv + q * d + 3 * d * f + small) + d;
+    if (params > 0x1p53) {
+        snprintf(err, errlen, "the config describes %.3g parameters, more than the calculator counts exactly (2^53)", params);
+        return -1;
+    }
+    r->params = (int64_t)params;
     r->weights_bytes = (double)r->params * r->b_w;
 
     /* Only the tokens' rows of the embedding table are read. */
