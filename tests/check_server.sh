@@ -38,8 +38,9 @@ raw = open(sys.argv[1], "rb").read().decode()
 events = raw.split("\n\n")
 ok = lambda c, w: print(("ok   " if c else "FAIL ") + "SSE: " + w) or c
 good = ok(raw.endswith("\n\n") and events[-1] == "", "the stream ends with a blank line")
-events = events[:-1]
-good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line, events split by blank lines")
+# comment lines (": ...", the virtual clock's stamp under a simulated device) carry nothing: SSE clients skip them
+events = ["\n".join(l for l in e.split("\n") if not l.startswith(":")) for e in events[:-1]]
+good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line (and comments), events split by blank lines")
 good &= ok(events[-1] == "data: [DONE]", "'data: [DONE]' is last")
 chunks = [json.loads(e[6:]) for e in events[:-1]]
 good &= ok(chunks[0]["choices"][0]["delta"].get("role") == "assistant", "the first chunk has delta.role")

@@ -1,9 +1,9 @@
 /*
  * server.h -- layer 6: the OpenAI-compatible HTTP server (libmicrohttpd).
  * POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
- * GET /health, GET /metrics. One engine thread runs the steps; each
- * connection has its own thread and hands requests over through the
- * engine's queue.
+ * GET /health, GET /metrics. One engine thread runs the steps; a small
+ * pool of HTTP threads serves every connection and hands requests over
+ * through the engine's queue (server.c).
  */
 #ifndef HIPATH_SERVER_H
 #define HIPATH_SERVER_H
@@ -20,6 +20,9 @@ typedef struct {
     int max_batch;               /* 0: 32 */
     double kv_cache_mb;          /* 0: 64 */
     const char *api_key;         /* NULL: no key needed */
+    int max_connections;         /* 0: 4096, in all (fewer when the process has too few file descriptors) */
+    int max_connections_per_ip;  /* 0: 128 from one client address */
+    int connection_timeout_s;    /* 0: 10: an idle connection is closed after this (a suspended one waits) */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
 } server_opts;
 
