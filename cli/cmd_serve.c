@@ -24,7 +24,8 @@ static const char USAGE[] =
     "  --max-connections N      connections held at once, in all (default 4096)\n"
     "  --max-connections-per-ip N  ... from one client address (default 128)\n"
     "  --connection-timeout S   close a connection idle this long (default 10; a request in progress waits)\n"
-
+    "  --split-special-tokens   special-token text in messages (\"<|im_start|>\") is ordinary text, not the\n"
+    "                           token (default: the token, as Hugging Face does); a request may say either\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
     "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
@@ -36,7 +37,7 @@ int cmd_serve(int argc, char **argv) {
         { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
         { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
         { "jit", 0, 0, 'J' }, { "max-connections", 1, 0, 'C' }, { "max-connections-per-ip", 1, 0, 'I' },
-        { "connection-timeout", 1, 0, 'T' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "connection-timeout", 1, 0, 'T' }, { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = NULL, *pftrace = NULL;
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
     long v;
@@ -53,6 +54,7 @@ int cmd_serve(int argc, char **argv) {
         case 'b': if (parse_int(optarg, 1, 4096, &v)) return cli_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
+        case 'S': o.split_special_tokens = 1; break;
         case 'C': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
         case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
         case 'T': if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;

@@ -8,7 +8,8 @@
 #     a GGUF's 1 KiB tokens or a hostile tokenizer.json may hold): generate
 #     detokenize and the server, streamed and not, give them whole;
 #  3. text that NFC makes longer (U+0344, 2 bytes, becomes 4): tokenize
-#     prints every id (and only those), generate prefills every id.
+#     prints every id (and only those), generate prefills every id; and
+#     special-token text typed as text, with and without --split-special-tokens.
 # HIPATH=path overrides the binary (e.g. an older build, to see it fail).
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/asan/hipath}
@@ -93,6 +94,14 @@ if python3 -c "import tokenizers" 2>/dev/null; then
   "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json < $OUT/u344.txt > $OUT/ids.json 2> $OUT/tok.err
   ok "tokenize: 'a U+0344 b' x 50 gives Hugging Face's ids" \
      "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$MODEL/tokenizer.json'); exit(json.load(open('$OUT/ids.json')) != t.encode(open('$OUT/u344.txt').read(), add_special_tokens=False).ids)\" 2>/dev/null"
+fi
+if python3 -c "import tokenizers" 2>/dev/null; then
+  for split in "" --split-special-tokens; do
+    printf '%s' 'a<|im_start|>b<|im_end|><|endoftext|>c <|im_start|' > $OUT/special.txt
+    "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json $split < $OUT/special.txt > $OUT/ids.json 2> $OUT/tok.err
+    ok "tokenize $split: special-token text gives Hugging Face's ids (encode_special_tokens=${split:+True})" \
+       "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$MODEL/tokenizer.json'); t.encode_special_tokens = bool('$split'); exit(json.load(open('$OUT/ids.json')) != t.encode(open('$OUT/special.txt').read(), add_special_tokens=False).ids)\" 2>/dev/null"
+  done
 fi
 got=$(FIELD=prompt_ids gen --prompt "$(python3 -c "import sys; sys.stdout.write('\u0344' * 50)")" --max-tokens 1)
 ok "generate prefills all $got ids of a prompt that NFC lengthens (200 and the template's 8)" '[ "$got" = 208 ] && sanitized $OUT/gen.err'

@@ -72,7 +72,7 @@ stop main
 
 # A KV cache of 128 tokens: what can never fit gets 503, the rest waits its turn.
 MB=$(python3 -c "import json; c = json.load(open('$MODEL/config.json')); h = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']; print(128 * 8 * c['num_hidden_layers'] * c.get('num_key_value_heads', c['num_attention_heads']) * h / 2**20)")
-start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN
+start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN --split-special-tokens
 echo "server: KV cache of 128 tokens on port $PORT"
 python3 tests/server/raw.py kv 127.0.0.1 $PORT || fail=1
 python3 tests/server/raw.py shutdown 127.0.0.1 $PORT $PID || fail=1

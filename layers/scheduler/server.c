@@ -36,6 +36,7 @@ struct server {
     char name[256];
     char *api_key;
     int max_model_len, port;
+    int split_special_tokens;      /* the default of the request field of that name */
     int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
     long created;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
@@ -151,13 +152,12 @@ static void drop_id(server *s, int64_t id) {
 static int prepare(server *s, job *j, api_error *e) {
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
-    char *text = q->chat ? s->text.chat(s->text.ctx, q->msgs, q->n_msgs, j->r.id) : strdup(q->prompt);
-    if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
-    char err[256];
-    j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
-    int n = j->prompt ? s->text.encode(s->text.ctx, text, j->prompt, s->max_model_len, err, sizeof err, j->r.id) : -1;
-    free(text);
-    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
+    char err[256] = "out of memory";
+    int split = q->split_special_tokens >= 0 ? q->split_special_tokens : s->split_special_tokens, n = -1;
+    if ((j->prompt = malloc(s->max_model_len * sizeof *j->prompt)))
+        n = q->chat ? s->text.encode_chat(s->text.ctx, q->msgs, q->n_msgs, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id)
+                    : s->text.encode(s->text.ctx, q->prompt, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id);
+    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", err);
     if (n > s->max_model_len)
         return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
                         "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
@@ -466,6 +466,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->created = (long)time(NULL);
     s->next_id = 1;
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
+    s->split_special_tokens = o->split_special_tokens;
     unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
     unsigned per_ip = o->max_connections_per_ip > 0 ? o->max_connections_per_ip : 128;
     unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;

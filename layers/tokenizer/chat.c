@@ -111,7 +111,7 @@ static void append(strbuf *b, const char *s, size_t n)
     b->p[b->len] = 0;
 }
 
-static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content)
+static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content, tok_span *at)
 {
     size_t n = strlen(content);
     if (llama3) {   /* Llama-3's template trims each message */
@@ -121,19 +121,25 @@ static void turn(strbuf *b, const family *f, int llama3, const char *role, const
     append(b, f->open, strlen(f->open));
     append(b, role, strlen(role));
     append(b, f->mid, strlen(f->mid));
+    if (at) *at = (tok_span){ b->len, b->len + n };
     append(b, content, n);
     append(b, f->close, strlen(f->close));
 }
 
 char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
 {
+    return tokenizer_apply_chat_spans(t, msgs, n, NULL);
+}
+
+char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
+{
     const family *f = t->llama3 ? &LLAMA3 : &CHATML;
     strbuf b = { 0 };
     append(&b, "", 0);
     if (t->llama3) append(&b, "<|begin_of_text|>", strlen("<|begin_of_text|>"));
     if (t->default_system && (n == 0 || strcmp(msgs[0].role, "system")))
-        turn(&b, f, t->llama3, "system", t->default_system);
-    for (int i = 0; i < n; i++) turn(&b, f, t->llama3, msgs[i].role, msgs[i].content);
+        turn(&b, f, t->llama3, "system", t->default_system, NULL);   /* the template's own text */
+    for (int i = 0; i < n; i++) turn(&b, f, t->llama3, msgs[i].role, msgs[i].content, content ? &content[i] : NULL);
     append(&b, f->open, strlen(f->open));
     append(&b, "assistant", strlen("assistant"));
     append(&b, f->mid, strlen(f->mid));

@@ -117,6 +117,9 @@ def errors(host, port, key, max_len):
         expect_error("API key %r" % near, post(host, port, "/v1/chat/completions", {"messages": hi}, {"Authorization": "Bearer " + near}), 401)
     framing(host, port, key)
     request_ids(host, port, key)
+    default, split, parsed = special_counts(host, port, auth)
+    check(default == parsed < split, "'<|im_start|>' in a message is the special token by default (HF's), ordinary text "
+          "with split_special_tokens: %d, %d and %d prompt tokens" % (default, split, parsed))
     expect_error("unknown path", get(host, port, "/v1/engines"), 404)
     expect_error("GET on a POST path", get(host, port, "/v1/chat/completions"), (404, 405))
     st, data = get(host, port, "/health")
@@ -251,6 +254,16 @@ def request_ids(host, port, key):
     check(uuid is not None and uuid.isdigit(), "a proxy's UUID gives way to the server's own id (-> %s)" % uuid)
 
 
+def special_counts(host, port, headers=None):
+    """Prompt tokens of a message holding "<|im_start|>": with no
+    split_special_tokens field, with true, with false."""
+    def count(extra):
+        st, data = post(host, port, "/v1/chat/completions", dict({"messages": [{"role": "user", "content": "<|im_start|>hi"}],
+                                                                  "max_tokens": 1}, **extra), headers)
+        return json.loads(data)["usage"]["prompt_tokens"] if st == 200 else -1
+    return count({}), count({"split_special_tokens": True}), count({"split_special_tokens": False})
+
+
 def kv(host, port):
     """A cache of 8 blocks (128 tokens): one request too big for it ever gets
     503; four that fit one or two at a time wait their turn and all finish."""
@@ -265,6 +278,9 @@ def kv(host, port):
     for t in ts: t.join()
     check(all(o and o[0] == 200 for o in out), "four requests that cannot all fit at once wait and finish: %s" % [o and o[0] for o in out])
     check(all(json.loads(o[1])["usage"]["completion_tokens"] == 100 for o in out if o and o[0] == 200), "each generated its 100 tokens")
+    default, split, parsed = special_counts(host, port)
+    check(default == split > parsed, "with --split-special-tokens, '<|im_start|>' in a message is ordinary text "
+          "unless the request says false: %d, %d and %d prompt tokens" % (default, split, parsed))
     waited = metric(host, port, "hipath_queue_time_seconds_sum")
     check(waited is not None and waited > 0, "some waited in the queue (queue time sum %s s)" % waited)
     check(metric(host, port, "hipath_kv_blocks_used") == 0, "all blocks back")
