@@ -28,7 +28,7 @@ static const char USAGE[] =
     "                           token (default: the token, as Hugging Face does); a request may say either\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
-    "  --trace-db FILE          record a SQLite trace of everything served (written at exit)\n"
+    "  --trace-db FILE          record a SQLite trace of everything served (written every second)\n"
     "  --perfetto FILE          record a Perfetto trace too (default with --trace-db: traces/...)\n";
 
 int cmd_serve(int argc, char **argv) {
@@ -78,6 +78,10 @@ int cmd_serve(int argc, char **argv) {
 
     char err[512];
     if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    /* A server is never quiet for long, and may be killed: its trace is
+     * written every second, and a thread with 4 MiB of events unwritten
+     * (about a second of the writer's work) waits for it. */
+    trace_flush_every(1, 4u << 20);
     if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, o.model_dir)) return 1;
     server *s = server_start(&o, err, sizeof err);
     if (!s) { trace_close(err, sizeof err); return cli_fail("%s", err); }
