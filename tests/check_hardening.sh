@@ -89,19 +89,26 @@ for n in 50 500000; do
   ok "tokenize: $n x U+0344 gives $((4 * n)) ids of the vocabulary" \
      "python3 -c \"import json; a = json.load(open('$OUT/ids.json')); exit(not (len(a) == 4 * $n and all(0 <= i < 1539 for i in a)))\" 2>/dev/null && sanitized $OUT/tok.err"
 done
+# hf_same WHAT TOKENIZER TEXTFILE [--split-special-tokens]: hipath tokenize
+# gives the ids Hugging Face's tokenizers library gives.
+hf_same() {
+  "$HIPATH" tokenize --tokenizer "$2" $4 < "$3" > $OUT/ids.json 2> $OUT/tok.err
+  ok "$1" "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$2'); t.encode_special_tokens = bool('$4');
+exit(json.load(open('$OUT/ids.json')) != t.encode(open('$3').read(), add_special_tokens=False).ids)\" 2>/dev/null && sanitized $OUT/tok.err"
+}
 if python3 -c "import tokenizers" 2>/dev/null; then
   python3 -c "import sys; sys.stdout.write('a\u0344b' * 50)" > $OUT/u344.txt
-  "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json < $OUT/u344.txt > $OUT/ids.json 2> $OUT/tok.err
-  ok "tokenize: 'a U+0344 b' x 50 gives Hugging Face's ids" \
-     "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$MODEL/tokenizer.json'); exit(json.load(open('$OUT/ids.json')) != t.encode(open('$OUT/u344.txt').read(), add_special_tokens=False).ids)\" 2>/dev/null"
-fi
-if python3 -c "import tokenizers" 2>/dev/null; then
-  for split in "" --split-special-tokens; do
-    printf '%s' 'a<|im_start|>b<|im_end|><|endoftext|>c <|im_start|' > $OUT/special.txt
-    "$HIPATH" tokenize --tokenizer $MODEL/tokenizer.json $split < $OUT/special.txt > $OUT/ids.json 2> $OUT/tok.err
-    ok "tokenize $split: special-token text gives Hugging Face's ids (encode_special_tokens=${split:+True})" \
-       "python3 -c \"import json, tokenizers; t = tokenizers.Tokenizer.from_file('$MODEL/tokenizer.json'); t.encode_special_tokens = bool('$split'); exit(json.load(open('$OUT/ids.json')) != t.encode(open('$OUT/special.txt').read(), add_special_tokens=False).ids)\" 2>/dev/null"
-  done
+  hf_same "tokenize: 'a U+0344 b' x 50 gives Hugging Face's ids" $MODEL/tokenizer.json $OUT/u344.txt
+  printf '%s' 'a<|im_start|>b<|im_end|><|endoftext|>c <|im_start|' > $OUT/special.txt
+  hf_same "tokenize: special-token text gives Hugging Face's ids" $MODEL/tokenizer.json $OUT/special.txt
+  hf_same "tokenize --split-special-tokens: ... those of encode_special_tokens=True" $MODEL/tokenizer.json $OUT/special.txt --split-special-tokens
+  # a Split pre-tokenizer on a literal string (the fuzzers' seeds found PCRE2 refusing it)
+  mkdir -p $OUT/split
+  python3 -c "import json, sys; t = json.load(open('$MODEL/tokenizer.json')); t['pre_tokenizer'] = {'type': 'Sequence', 'pretokenizers': [
+    {'type': 'Split', 'pattern': {'String': '.'}, 'behavior': 'Isolated', 'invert': False},
+    {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': True, 'use_regex': True}]}; json.dump(t, sys.stdout)" > $OUT/split/tokenizer.json
+  printf '%s' 'a.b..c. d.你好.' > $OUT/split.txt
+  hf_same "tokenize: a Split pre-tokenizer on a literal string gives Hugging Face's ids" $OUT/split/tokenizer.json $OUT/split.txt
 fi
 got=$(FIELD=prompt_ids gen --prompt "$(python3 -c "import sys; sys.stdout.write('\u0344' * 50)")" --max-tokens 1)
 ok "generate prefills all $got ids of a prompt that NFC lengthens (200 and the template's 8)" '[ "$got" = 208 ] && sanitized $OUT/gen.err'
