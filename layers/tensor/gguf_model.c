@@ -135,7 +135,7 @@ static int add_tensors(weights *w, const gguf *g, char *err, int errlen) {
             free((char *)t.name); snprintf(err, errlen, "%s: out of memory", g->path); return -1;
         }
     }
-    return weights_check(w, first, g->path, err, errlen);
+    return weights_check(w, first, g->base, g->path, err, errlen);
 }
 
 int model_load_gguf(model *m, const char *file, char *err, int errlen) {

@@ -46,12 +46,12 @@ static int cmp_by_data(const void *a, const void *b) {
     return (x->data > y->data) - (x->data < y->data);
 }
 
-int weights_check(const weights *w, int first, const char *path, char *err, int errlen) {
+int weights_check(const weights *w, int first, const void *base, const char *path, char *err, int errlen) {
     int n = w->n - first;
     for (int i = first; i < w->n; i++)
         if ((uintptr_t)w->t[i].data % dtype_align(w->t[i].dt)) {
             snprintf(err, errlen, "%s: tensor %s: data at file offset %td, not a multiple of %d as %s elements need",
-                     path, w->t[i].name, (const uint8_t *)w->t[i].data - (const uint8_t *)w->file[w->nfiles - 1].map,
+                     path, w->t[i].name, (const uint8_t *)w->t[i].data - (const uint8_t *)base,
                      dtype_align(w->t[i].dt), dtype_name(w->t[i].dt));
             return -1;
         }
@@ -83,7 +83,10 @@ int weights_add(weights *w, tensor t) {
 
 int safetensors_add(weights *w, const char *path, char *err, int errlen) {
     const void *map; size_t size;
-    if (weights_map_file(w, path, &map, &size, err, errlen)) return -1;
+    return weights_map_file(w, path, &map, &size, err, errlen) ? -1 : safetensors_parse(w, path, map, size, err, errlen);
+}
+
+int safetensors_parse(weights *w, const char *path, const void *map, size_t size, char *err, int errlen) {
     const uint8_t *base = map;
     if (size < 8) { snprintf(err, errlen, "%s: truncated (no header length)", path); return -1; }
     uint64_t hlen = 0;
@@ -132,7 +135,7 @@ int safetensors_add(weights *w, const char *path, char *err, int errlen) {
         t.name = strdup(name);
         if (!t.name || weights_add(w, t)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     }
-    rc = weights_check(w, first, path, err, errlen);
+    rc = weights_check(w, first, map, path, err, errlen);
 out:
     cJSON_Delete(h);
     return rc;
