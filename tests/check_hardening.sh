@@ -12,16 +12,8 @@
 #     special-token text typed as text, with and without --split-special-tokens.
 # HIPATH=path overrides the binary (e.g. an older build, to see it fail).
 cd "$(dirname "$0")/.." || exit 1
-HIPATH=${HIPATH:-build/asan/hipath}
-[ -x "$HIPATH" ] || HIPATH=build/hipath
-[ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
-MODEL=models/tiny-hi
-[ -f $MODEL/tokenizer.json ] || { echo "no $MODEL: skipped"; exit 77; }
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/check_hardening.XXXXXX") || exit 1
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
-fail=0
 . tests/server/serve.sh
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$OUT"' EXIT
+setup check_hardening
 
 # ok WHAT COND: one line, and fail=1 when COND (a shell test) is false.
 ok() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }

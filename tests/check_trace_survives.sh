@@ -8,17 +8,15 @@
 # with the reason, after the reply.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}   # the load needs speed: not the ASan build
-[ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
-MODEL=models/tiny-hi
-[ -f $MODEL/tokenizer.json ] || { echo "no $MODEL: skipped"; exit 77; }
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/check_trace_survives.XXXXXX") || exit 1
-trap 'rm -rf "$OUT"' EXIT
-fail=0
+. tests/server/serve.sh
+setup check_trace_survives
 
 python3 tests/server/kill.py "$HIPATH" $MODEL "$OUT" "${TRACE_KILLS:-5}" || fail=1
 
 python3 - "$HIPATH" $MODEL "$OUT" <<'EOF' || fail=1
-import os, re, resource, signal, subprocess, sys, time
+import re, resource, signal, subprocess, sys
+sys.path.insert(0, "tests/server")
+from serve import start
 hipath, model, out = sys.argv[1:4]
 def full_disk():   # files stop growing at 60 kB: writes past it fail (EFBIG) instead of killing the process
     resource.setrlimit(resource.RLIMIT_FSIZE, (60000, 60000))
@@ -33,21 +31,13 @@ for name, cmd in [("run", [hipath, "run"] + trace("run") + ["Hi"]),
     bad += not ok
     print("%s %s with a full disk: exit %d, the reply printed, and why: %s" % ("ok  " if ok else "FAIL", name, p.returncode,
           [l for l in err.splitlines() if "trace" in l][-1:] or err[-300:]))
-log = open(out + "/serve.log", "w+")
-p = subprocess.Popen([hipath, "serve", "--model", model, "--port", "0"] + trace("serve"), stdout=log, stderr=log, preexec_fn=full_disk)
-for _ in range(300):
-    log.seek(0)
-    m = re.search(r"127\.0\.0\.1:(\d+)/v1", log.read())
-    if m or p.poll() is not None:
-        break
-    time.sleep(0.1)
-for _ in range(10 if m else 0):   # enough requests to fill 60 kB of trace
-    subprocess.run(["curl", "-s", "http://127.0.0.1:%s/v1/chat/completions" % m.group(1), "-H", "Content-Type: application/json",
+p, port = start(hipath, ["--model", model] + trace("serve"), out + "/serve.log", preexec_fn=full_disk)
+for _ in range(10 if port else 0):   # enough requests to fill 60 kB of trace
+    subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/chat/completions" % port, "-H", "Content-Type: application/json",
                     "-d", '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 32, "ignore_eos": true}'], capture_output=True)
 p.send_signal(signal.SIGTERM)
 rc = p.wait(60)
-log.seek(0)
-err = log.read()
+err = open(out + "/serve.log").read()
 ok = rc == 1 and re.search(r"hipath: trace.*(disk|full|written)", err)
 bad += not ok
 print("%s serve with a full disk: exit %d, and why: %s" % ("ok  " if ok else "FAIL", rc, [l for l in err.splitlines() if "trace" in l][-1:]))

@@ -7,7 +7,9 @@ its trace at least every second.
 
 usage: kill.py HIPATH MODEL OUTDIR KILLS
 Exit 0 when every kill passes; one line per kill."""
-import http.client, json, os, random, re, sqlite3, subprocess, sys, threading, time
+import http.client, json, os, random, sqlite3, sys, threading, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve import start  # noqa: E402
 
 hipath, model, out, kills = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 CLIENTS, GRACE = 4, 2.0
@@ -38,21 +40,12 @@ def client(port, done, stop):
 bad = 0
 for k in range(kills):
     db, pf = "%s/kill%d.db" % (out, k), "%s/kill%d.pftrace" % (out, k)
-    log = open("%s/kill%d.log" % (out, k), "w+")
-    p = subprocess.Popen([hipath, "serve", "--model", model, "--port", "0", "--trace-db", db, "--perfetto", pf],
-                         stdout=log, stderr=log)
-    port = None
-    for _ in range(300):
-        log.seek(0)
-        m = re.search(r"127\.0\.0\.1:(\d+)/v1", log.read())
-        if m or p.poll() is not None:
-            break
-        time.sleep(0.1)
-    if not m:
-        print("FAIL kill %d: the server did not start" % k)
+    log = "%s/kill%d.log" % (out, k)
+    p, port = start(hipath, ["--model", model, "--trace-db", db, "--perfetto", pf], log)
+    if not port:
+        print("FAIL kill %d: the server did not start: %s" % (k, open(log).read()[-300:]))
         p.kill()
         sys.exit(1)
-    port = int(m.group(1))
     done, stop = [], threading.Event()
     threads = [threading.Thread(target=client, args=(port, done, stop)) for _ in range(CLIENTS)]
     for t in threads:
@@ -80,7 +73,7 @@ for k in range(kills):
           "before the kill, %d of those missing%s" % ("ok  " if good else "FAIL", k, load_s, ok, rows, len(done), len(old),
           GRACE, len(missing), (" (ids %s)" % missing[:10]) if missing else ""))
     if good:
-        for f in (db, db + "-wal", db + "-shm", pf, log.name):
+        for f in (db, db + "-wal", db + "-shm", pf, log):
             if os.path.exists(f):
                 os.remove(f)
 sys.exit(1 if bad else 0)
