@@ -41,9 +41,11 @@ struct server {
     long created;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
     atomic_ullong responses[600];  /* by HTTP status */
-    /* Under mu: request ids in flight (each request's is its own), and the
-     * streams the keep-alive ticker looks at once a second. */
-    pthread_mutex_t mu;
+    /* Request ids in flight (each request's is its own), under ids_mu; the
+     * streams the keep-alive ticker looks at once a second, under mu (which
+     * the ticker holds while it resumes connections: libmicrohttpd may call
+     * completed(), which takes ids_mu, with a lock of its own held). */
+    pthread_mutex_t ids_mu, mu;
     pthread_cond_t tick;
     int64_t next_id, *ids;
     int n_ids, cap_ids;
@@ -129,22 +131,22 @@ static int64_t take_id(server *s, struct MHD_Connection *c) {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
     size_t n = h ? strlen(h) : 0;
     int64_t id = n && n <= 18 && strspn(h, "0123456789") == n && header_count(c, "X-Request-Id") == 1 ? strtoll(h, NULL, 10) : 0;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->ids_mu);
     while (id <= 0 || id_in_flight(s, id)) id = s->next_id++;
     if (s->n_ids == s->cap_ids) {
         int64_t *p = realloc(s->ids, (s->cap_ids = 2 * s->cap_ids + 64) * sizeof *p);
         if (p) s->ids = p; else id = -1, s->cap_ids = s->n_ids;
     }
     if (id > 0) s->ids[s->n_ids++] = id;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->ids_mu);
     return id;
 }
 
 static void drop_id(server *s, int64_t id) {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->ids_mu);
     for (int i = 0; i < s->n_ids; i++)
         if (s->ids[i] == id) { s->ids[i] = s->ids[--s->n_ids]; break; }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->ids_mu);
 }
 
 /* The prompt through the chat template and the tokenizer (layer 7), then
@@ -426,6 +428,7 @@ static unsigned connection_room(unsigned want) {
 server *server_start(const server_opts *o, char *err, int errlen) {
     server *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    pthread_mutex_init(&s->ids_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->tick, NULL);
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
@@ -518,6 +521,7 @@ void server_stop(server *s) {
         job_unref(j);
     }
     free(s->ids);
+    pthread_mutex_destroy(&s->ids_mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->tick);
     engine_free(&s->e);
