@@ -109,7 +109,7 @@ static void on_line(void *user, const char *line, size_t n) {
     chat_result *r = s->r;
     double t = now_s();
     if (c.done) s->done = 1;
-    if (c.not_json) snprintf(r->error, sizeof r->error, "a stream chunk is not JSON: %.100s", line);
+    if (c.not_json) snprintf(r->error, sizeof r->error, "a stream chunk is not JSON: %.*s", (int)(n < 100 ? n : 100), line);
     if (c.error) snprintf(r->error, sizeof r->error, "error in the stream: %s", c.error);
     if (c.content && *c.content) {
         size_t k = strlen(c.content);
