@@ -111,11 +111,13 @@ asan:
 # `make fuzz` runs each for FUZZ_SECONDS on corpora made from the repo's own
 # files, which grow in build/fuzz/corpus. make test runs them briefly
 # (tests/check_fuzz.sh).
-CLANG        ?= $(firstword $(foreach c,clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14,$(shell command -v $(c) 2>/dev/null)))
+CLANG        ?= $(firstword $(foreach c,clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang,$(shell command -v $(c) 2>/dev/null)))
 FUZZ_SECONDS ?= 60
 FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz-build:
 	@[ -n "$(CLANG)" ] || { echo "make fuzz: no clang (apt-get install clang)"; exit 1; }
+	@[ "$$(cat build/fuzz/.clang 2>/dev/null)" = "$(CLANG)" ] || \
+	  { rm -rf build/fuzz/obj build/fuzz/fuzzers build/fuzz/libhipath.a; mkdir -p build/fuzz; echo "$(CLANG)" > build/fuzz/.clang; }
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(CLANG) OMP= OPT="-O1" \
 	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	  $(patsubst $(BUILD)/%,build/fuzz/%,$(FUZZ_BIN))

@@ -7,7 +7,9 @@
 # checks that use them (tests/tokenizer, tests/server).
 cd "$(dirname "$0")/.." || exit 1
 # The fuzzers (tests/check_fuzz.sh) are built by clang with libFuzzer.
-if ! ls /usr/bin/clang /usr/bin/clang-1[4-9] >/dev/null 2>&1; then
+have_clang=""
+for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do command -v $c >/dev/null && have_clang=$c; done
+if [ -z "$have_clang" ]; then
   echo "deps-test: installing clang (the fuzzers)"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang >/dev/null || echo "deps-test: no clang; check_fuzz will skip"
