@@ -114,3 +114,8 @@ stream = (": hipath-clock 1:2:3\n" + chunk({"role": "assistant", "content": ""})
           + 'data: {"error": {"message": "generation failed"}}\r\n\r\ndata: [DONE]\n\n')
 seed("fuzz_sse", "stream", bytes([3, 200, 5, 17, 64]) + stream.encode())
 seed("fuzz_sse", "stream-whole", bytes([0, 255]) + stream.encode())
+
+# What the fuzzers found, reduced by hand: tests/fuzz/found/<harness>/<name>,
+# run again at every run (a finding fixed stays fixed)
+for path in sorted(glob.glob("tests/fuzz/found/*/*")):
+    seed(os.path.basename(os.path.dirname(path)), "found-" + os.path.basename(path), open(path, "rb").read())
