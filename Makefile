@@ -9,9 +9,10 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2 -march=native
 SAN     ?=
-CFLAGS  += -std=c11 -g $(OPT) -Wall -Wextra -D_GNU_SOURCE -fopenmp -I. -I$(BUILD)/gen $(SAN)
+OMP     ?= -fopenmp
+CFLAGS  += -std=c11 -g $(OPT) -Wall -Wextra -D_GNU_SOURCE $(OMP) -I. -I$(BUILD)/gen $(SAN)
 LDLIBS  += -lpcre2-8 -lutf8proc -lcjson -lsqlite3 -lprotobuf-c -lmicrohttpd -lcurl -lpthread -lm
-LDFLAGS += -fopenmp $(SAN)
+LDFLAGS += $(OMP) $(SAN)
 
 PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
@@ -26,7 +27,7 @@ TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := $(BUILD)/.deps
 
-.PHONY: all deps test demo clean asan bench
+.PHONY: all deps test demo clean asan bench fuzz fuzz-build
 all: $(BUILD)/hipath $(TEST_BIN)
 
 deps: $(DEPS_STAMP)
@@ -115,6 +116,27 @@ test: all
 # The library, CLI and unit tests again under AddressSanitizer and UBSan (build/asan).
 asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" all
+
+# Fuzzing (tests/fuzz/README.md): libFuzzer harnesses, built by clang with
+# ASan and UBSan into build/fuzz (no OpenMP there: one thread per fuzzer);
+# `make fuzz` runs each for FUZZ_SECONDS on corpora made from the repo's own
+# files, which grow in build/fuzz/corpus. make test runs them briefly
+# (tests/check_fuzz.sh).
+CLANG        ?= $(firstword $(foreach c,clang-19 clang-18 clang-17 clang-16 clang-15 clang-14 clang,$(shell command -v $(c) 2>/dev/null)))
+FUZZ_SECONDS ?= 60
+FUZZ_BIN     := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz-build:
+	@[ -n "$(CLANG)" ] || { echo "make fuzz: no clang (apt-get install clang)"; exit 1; }
+	@[ "$$(cat build/fuzz/.clang 2>/dev/null)" = "$(CLANG)" ] || \
+	  { rm -rf build/fuzz/obj build/fuzz/fuzzers build/fuzz/libhipath.a; mkdir -p build/fuzz; echo "$(CLANG)" > build/fuzz/.clang; }
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=$(CLANG) OMP= OPT="-O1" \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	  $(patsubst $(BUILD)/%,build/fuzz/%,$(FUZZ_BIN))
+$(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libhipath.a $(BUILD)/obj/labs/bounds.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/obj/labs/bounds.o $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)
+fuzz: fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 demo: $(BUILD)/hipath
 	$(BUILD)/hipath run "Hi"

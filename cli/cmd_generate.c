@@ -100,13 +100,15 @@ static int parse_ids(const char *s, int **ids, int *n) {
  * request req's layer 7). */
 static int encode_prompt(const text_codec *tc, const char *text, int64_t req, int **ids, int *n, char *err, int errlen) {
     chat_message msg = { "user", text };
-    char *prompt = tc->chat(tc->ctx, &msg, 1, req);
-    if (!prompt) { snprintf(err, errlen, "chat template failed"); return -1; }
-    int cap = (int)strlen(prompt) + 16;
-    *ids = malloc(cap * sizeof **ids);
-    *n = tc->encode(tc->ctx, prompt, *ids, cap, err, errlen, req);
-    free(prompt);
-    return *n < 0 ? -1 : 0;
+    /* A guess, and when NFC made the text longer than that (the count says
+     * so), once more at the count. */
+    int cap = (int)strlen(text) + 64, *p;
+    for (*n = -1; (p = realloc(*ids, cap * sizeof **ids)); cap = *n) {
+        *ids = p;
+        if ((*n = tc->encode_chat(tc->ctx, &msg, 1, 0, *ids, cap, err, errlen, req)) <= cap) break;
+    }
+    if (!p) snprintf(err, errlen, "out of memory");
+    return *n < 0 || !p ? -1 : 0;
 }
 
 int cmd_generate(int argc, char **argv) {

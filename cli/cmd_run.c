@@ -27,6 +27,9 @@ static const char USAGE[] =
     "  --model DIR          model folder (default models/tiny-hi)\n"
     "  --url URL            talk to a running server instead of starting one\n"
     "  --api-key KEY        sent as 'Authorization: Bearer KEY'\n"
+    "  --connect-timeout S  give up when the server takes longer to connect (default 10)\n"
+    "  --first-byte-timeout S  ... to start its answer (default 60)\n"
+    "  --idle-timeout S     ... to send the next piece of text (default 60; keep-alives do not count)\n"
     "  --max-tokens N       reply length limit (default 64)\n"
     "  --temperature T      0 = greedy (default 0)\n"
     "  --seed S             seed for sampling\n"
@@ -121,17 +124,23 @@ static int check_fits(const char *config, const char *dtype, int context) {
                 b.capacity.device_bytes / 1e9);
 }
 
+static int bad_seconds(const char *which, const char *arg) {
+    return cli_fail("--%s-timeout must be a number of seconds > 0, got '%s'", which, arg);
+}
+
 int cmd_run(int argc, char **argv) {
     static const struct option OPTS[] = {
         { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
         { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
         { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "tokenizer", 1, 0, 'K' },
-        { "reply", 1, 0, 'R' }, { "web", 0, 0, 'W' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "reply", 1, 0, 'R' }, { "web", 0, 0, 'W' }, { "connect-timeout", 1, 0, 'c' }, { "first-byte-timeout", 1, 0, 'f' },
+        { "idle-timeout", 1, 0, 'i' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     const char *config = NULL, *dtype = "fp16", *tokenizer = NULL, *reply = NULL;
     long max_tokens = 64, seed = -1;
     double temperature = 0, kv_cache_mb = 0;
+    client_timeouts timeout = { CLIENT_CONNECT_S, CLIENT_FIRST_BYTE_S, CLIENT_IDLE_S };
     int c, ignore_eos = 0, analytic = 0, web_too = 0;
     optind = 1;
     opterr = 0;
@@ -154,6 +163,9 @@ int cmd_run(int argc, char **argv) {
         case 'K': tokenizer = optarg; break;
         case 'R': reply = optarg; break;
         case 'W': web_too = 1; break;
+        case 'c': if (parse_float(optarg, 1e-3, 1e6, &timeout.connect_s)) return bad_seconds("connect", optarg); break;
+        case 'f': if (parse_float(optarg, 1e-3, 1e6, &timeout.first_byte_s)) return bad_seconds("first-byte", optarg); break;
+        case 'i': if (parse_float(optarg, 1e-3, 1e6, &timeout.idle_s)) return bad_seconds("idle", optarg); break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -193,13 +205,13 @@ int cmd_run(int argc, char **argv) {
         snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
         snprintf(model, sizeof model, "%s", server_model_name(s));
         url = base;
-    } else if (client_first_model(url, api_key, model, sizeof model, err, sizeof err)) {
+    } else if (client_first_model(url, api_key, &timeout, model, sizeof model, err, sizeof err)) {
         cli_fail("%s", err);
         goto out;
     }
     chat_request q = { .url = url, .model = model, .content = argv[optind], .max_tokens = (int)max_tokens,
                        .temperature = temperature, .seed = seed, .api_key = api_key, .ignore_eos = ignore_eos,
-                       .on_text = print_text };
+                       .timeout = timeout, .on_text = print_text };
     chat_result r;
     int ok = client_chat(&q, &r) == 0;
     fputc('\n', stdout);
@@ -209,10 +221,11 @@ int cmd_run(int argc, char **argv) {
     if (s) server_stop(s);
     web_close(w);
     backend_close();
-    if (trace_close(err, sizeof err)) cli_fail("%s", err);
+    int traced = trace_close(err, sizeof err) == 0;   /* a trace not written fails the run, the reply printed or not */
+    if (!traced) cli_fail("%s", err);
     else if (ok && !web_too) print_summary(&r, db, pftrace, run, reply);
     chat_result_free(&r);
-    return ok ? 0 : 1;
+    return ok && traced ? 0 : 1;
 out:
     if (s) server_stop(s);
     web_close(w);

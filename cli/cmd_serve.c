@@ -24,9 +24,15 @@ static const char USAGE[] =
     "  --kv-cache-mb M          KV-cache pool size in MiB (default: 90% of a simulated device's memory left\n"
     "                           after weights and workspace, at most 256 on sim; 64 on cpu; printed at start)\n"
     "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/* and /api/*\n"
+    "  --max-connections N      connections held at once, in all (default 4096)\n"
+    "  --max-connections-per-ip N  ... from one client address (default 128)\n"
+    "  --connection-timeout S   close a connection idle this long (default 10; a request in progress waits)\n"
+    "  --split-special-tokens   special-token text in messages (\"<|im_start|>\") is ordinary text, not the\n"
+    "                           token (default: the token, as Hugging Face does); a request may say either\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --jit                    hip: compile the kernels at run time, cached (docs/timing.md)\n"
-    "  --trace-db FILE          the SQLite trace of everything served (default traces/serve.db; the web page reads it)\n"
+    "  --trace-db FILE          the SQLite trace of everything served (default traces/serve.db, written every second;\n"
+    "                           the web page reads it)\n"
     "  --trace-cap-mb M         keep the trace under M MiB, the oldest events deleted first (default 512; 0: no cap)\n"
     "  --no-trace               record no trace (the web page then has no timelines)\n"
     "  --perfetto FILE          record a Perfetto trace too (not capped; the web page downloads a request's)\n"
@@ -46,7 +52,8 @@ int cmd_serve(int argc, char **argv) {
         { "jit", 0, 0, 'J' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' }, { "dtype", 1, 0, 'T' },
         { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' },
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
-        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
+        { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
     web_opts wo = { .cap_mb = 512 };
@@ -66,6 +73,10 @@ int cmd_serve(int argc, char **argv) {
         case 'b': if (parse_int(optarg, 1, 4096, &v)) return cli_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
+        case 'S': o.split_special_tokens = 1; break;
+        case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
+        case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
+        case 'O': if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;
@@ -103,6 +114,10 @@ int cmd_serve(int argc, char **argv) {
 
     char err[512];
     if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    /* A server is never quiet for long, and may be killed: its trace is
+     * written every second, and a thread with 4 MiB of events unwritten
+     * (about a second of the writer's work) waits for it. */
+    trace_flush_every(1, 4u << 20);
     if ((db || pftrace) && cli_trace_open(argc, argv, db, pftrace ? &pftrace : NULL, o.model_dir)) return 1;
     web *w = cli_web_open(&wo, db, &o);
     server *s = w ? server_start(&o, err, sizeof err) : NULL;

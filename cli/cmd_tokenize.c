@@ -1,8 +1,10 @@
 /*
  * cmd_tokenize.c -- layer 7 on its own:
- *   hipath tokenize   --tokenizer FILE [--chat] < text    -> [id, ...]
- *   hipath detokenize --tokenizer FILE          < [ids]   -> text
+ *   hipath tokenize   --tokenizer FILE [--chat] [--split-special-tokens] < text -> [id, ...]
+ *   hipath detokenize --tokenizer FILE < [ids] -> text
  * --chat wraps stdin as one user message in the model's chat template first.
+ * --split-special-tokens: special-token text in stdin ("<|im_start|>") is
+ * ordinary text, as the server's request field of that name does.
  */
 #include "cli/cli.h"
 #include "layers/tokenizer/tokenizer.h"
@@ -12,18 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parse "--tokenizer FILE [--chat]" and load; NULL after printing why. */
-static tokenizer *open_tokenizer(int argc, char **argv, int allow_chat, int *chat)
+/* Parse "--tokenizer FILE" and, for tokenize, "[--chat] [--split-special-tokens]",
+ * and load; NULL after printing why. */
+static tokenizer *open_tokenizer(int argc, char **argv, int tokenize, int *chat, int *split)
 {
     const char *path = NULL;
-    *chat = 0;
+    *chat = *split = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) path = argv[++i];
-        else if (allow_chat && !strcmp(argv[i], "--chat")) *chat = 1;
+        else if (tokenize && !strcmp(argv[i], "--chat")) *chat = 1;
+        else if (tokenize && !strcmp(argv[i], "--split-special-tokens")) *split = 1;
         else { path = NULL; break; }
     }
     if (!path) {
-        cli_fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], allow_chat ? " [--chat]" : "");
+        cli_fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], tokenize ? " [--chat] [--split-special-tokens]" : "");
         return NULL;
     }
     char err[512];
@@ -34,19 +38,26 @@ static tokenizer *open_tokenizer(int argc, char **argv, int allow_chat, int *cha
 
 int cmd_tokenize(int argc, char **argv)
 {
-    int chat;
-    tokenizer *t = open_tokenizer(argc, argv, 1, &chat);
+    int chat, split;
+    tokenizer *t = open_tokenizer(argc, argv, 1, &chat, &split);
     if (!t) return 1;
     size_t len;
     char err[256] = "out of memory", *text = file_read("-", FILE_LARGE, &len, err, sizeof err), *prompt = NULL;
     const char *in = text;
+    tok_span plain = { 0, len };   /* with --split-special-tokens: all of stdin, or the message */
     if (text && chat) {   /* the message is a C string: a NUL byte would end it */
         chat_message m = { "user", text };
-        in = prompt = tokenizer_apply_chat(t, &m, 1);
+        in = prompt = tokenizer_apply_chat_spans(t, &m, 1, &plain);
         len = prompt ? strlen(prompt) : 0;
     }
-    int *ids = in ? malloc(sizeof *ids * (len + 1)) : NULL;   /* every id covers a byte or more */
-    int n = ids ? tokenizer_encode(t, in, len, ids, (int)len + 1, err, sizeof err) : -1;
+    /* Every id covers a byte or more of the normalized text, but NFC may
+     * make the text longer (U+0344 becomes 4 bytes from 2): when the count
+     * says so, encode again into a buffer of that size. */
+    int *ids = NULL, cap = (int)len + 1, n = -1;
+    for (int *p; in && (p = realloc(ids, sizeof *ids * cap)); cap = n) {
+        ids = p;
+        if ((n = tokenizer_encode_plain(t, in, len, &plain, split, ids, cap, err, sizeof err)) <= cap) break;
+    }
     if (n >= 0) {
         putchar('[');
         for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
@@ -59,8 +70,8 @@ int cmd_tokenize(int argc, char **argv)
 
 int cmd_detokenize(int argc, char **argv)
 {
-    int chat;
-    tokenizer *t = open_tokenizer(argc, argv, 0, &chat);
+    int chat, split;
+    tokenizer *t = open_tokenizer(argc, argv, 0, &chat, &split);
     if (!t) return 1;
     size_t len;
     char err[256], *text = file_read("-", FILE_LARGE, &len, err, sizeof err);
@@ -84,8 +95,7 @@ int cmd_detokenize(int argc, char **argv)
         if (n > most) most = n;
         i++;
     }
-    /* One step's text: pending bytes plus the token, each byte at worst a 3-byte U+FFFD. */
-    int cap = 3 * (int)most + 16;
+    int cap = (int)DETOK_ROOM(most);   /* one step's text, for the longest token */
     char *out = rc ? NULL : malloc(cap);
     if (!rc && !out) rc = cli_fail("%s: out of memory", argv[0]);
     if (!rc) {

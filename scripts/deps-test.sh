@@ -1,5 +1,6 @@
 #!/bin/sh
-# The independent references the tests check against: numpy, safetensors,
+# What the tests need beyond the build: clang for the fuzzers, and the
+# independent references the tests check against: numpy, safetensors,
 # Hugging Face transformers on CPU torch, gguf (pinned in
 # tests/requirements.txt); Debian's chromium (and a CJK font for its
 # screenshots) with npm's playwright-core (pinned in tests/web/) for the
@@ -11,13 +12,17 @@ missing=""
 for p in chromium fonts-wqy-microhei; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# The fuzzers (tests/check_fuzz.sh) are built by clang with libFuzzer: any version.
+have_clang=""
+for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do command -v $c >/dev/null && have_clang=$c; done
+[ -n "$have_clang" ] || missing="$missing clang"
 if [ -n "$missing" ]; then
   echo "deps-test: installing$missing"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $missing; } >/dev/null 2>&1 ||
-    echo "deps-test: apt-get failed; tests/check_web.sh will say so and skip"
+    echo "deps-test: apt-get failed; tests/check_web.sh and check_fuzz.sh will say so and skip"
 fi
 NPM=build/npm-web
 if ! cmp -s tests/web/package-lock.json $NPM/package-lock.json || [ ! -d $NPM/node_modules/playwright-core ]; then

@@ -98,6 +98,9 @@ refuse "batch" --config $QWEN7 --device w7900 --batch 0
 refuse "context" --config $QWEN7 --device w7900 --context 0
 refuse "context 32769" --config $QWEN7 --device w7900 --context 32769
 refuse "prompt length 40000" --config $QWEN7 --device w7900 --prompt-len 40000
+python3 -c "import json, sys; c = json.load(open('$QWEN7')); c.update(hidden_size=10**9, intermediate_size=10**9,
+  vocab_size=10**9, num_hidden_layers=10**9, num_attention_heads=1, num_key_value_heads=1); json.dump(c, sys.stdout)" > "$OUT/absurd.json"
+refuse "e+27 parameters" --config "$OUT/absurd.json" --device h100   # issue 15: was a negative count
 refuse "q8" --config $QWEN7 --device w7900 --dtype q8
 refuse "only int8 and int4" --config $QWEN7 --device w7900 --group-size 128
 refuse "compute dtype 'q4_1'" --config $QWEN7 --device w7900 --dtype int8 --compute-dtype q4_1

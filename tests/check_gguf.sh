@@ -56,6 +56,16 @@ cases = {
     "zero-dim": (gguf(tensors=[tensor("token_embd.weight", [32, 0], 0, 0)]), "dimension"),
     "partial-block": (gguf(tensors=[tensor("token_embd.weight", [48, 4], 3, 0)]), "block"),
 }
+# A whole llama config, so that the tensors themselves are looked at (issue 15):
+# two tensors on the same bytes, and alignment 1 with f32 data at an odd address.
+config = [kv_str("general.architecture", "llama")] + [kv_u32("llama." + k, v) for k, v in [
+    ("embedding_length", 32), ("feed_forward_length", 32), ("block_count", 1), ("attention.head_count", 2)]]
+cases["overlapping-tensors"] = (gguf(kvs=config, tensors=[tensor("token_embd.weight", [32, 4], 0, 0),
+                                                          tensor("output_norm.weight", [32], 0, 256)]), "and model.norm.weight overlap")
+odd = config + [kv_u32("general.alignment", 1), kv_str("general.name", "x")]
+odd_header = gguf(kvs=odd, data=b"", pad=False)
+cases["alignment-1"] = (gguf(kvs=odd[:-1] + [kv_str("general.name", "x" * (1 + (len(odd_header) % 4 == 0)))],
+                             pad=False), "multiple of 4")
 # Tokenizer metadata (read by `hipath tokenize --tokenizer FILE`): 256 byte tokens in GPT-2's spelling.
 def arr_str(k, xs): return s(k) + struct.pack("<IIQ", 9, 8, len(xs)) + b"".join(s(x) for x in xs)
 byte_chars = [chr(c) for c in range(33, 127)] + [chr(c) for c in range(161, 173)] + [chr(c) for c in range(174, 256)]

@@ -73,6 +73,11 @@ for bad in truncated header-length offsets-past-end overlap dtype-size config-hi
   refuse "$bad" "bad-$bad" 3,17,42 4
 done
 refuse missing-tensor bad-missing-tensor 3,17,42 4 model.layers.1.mlp.up_proj.weight
+refuse misaligned bad-misaligned 3,17,42 4 "not a multiple of 2 as F16"
+refuse layers-huge bad-layers-huge 3,17,42 4 "1000000000 layers but the weights hold 2"
+refuse layers-fewer bad-layers-fewer 3,17,42 4 "1 layers but the weights hold 2"
+refuse eps bad-eps 3,17,42 4 rms_norm_eps
+refuse theta bad-theta 3,17,42 4 rope_theta
 refuse prompt-id-vocab llama-tied-f16 3,257,42 4
 refuse max-tokens-context llama-tied-f16 3,17,42 100
 

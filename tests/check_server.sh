@@ -38,11 +38,9 @@ raw = open(sys.argv[1], "rb").read().decode()
 events = raw.split("\n\n")
 ok = lambda c, w: print(("ok   " if c else "FAIL ") + "SSE: " + w) or c
 good = ok(raw.endswith("\n\n") and events[-1] == "", "the stream ends with a blank line")
-events = events[:-1]
-# Comment lines (':', which clients ignore) may come first: the simulated
-# clock's hand-off (docs/timing.md). Then exactly one data line.
-events = ["\n".join(l for l in e.split("\n") if not l.startswith(":")) for e in events]
-good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line (after comments), events split by blank lines")
+# comment lines (": ...", the virtual clock's stamp under a simulated device) carry nothing: SSE clients skip them
+events = ["\n".join(l for l in e.split("\n") if not l.startswith(":")) for e in events[:-1]]
+good &= ok(all(e.startswith("data: ") and "\n" not in e for e in events), "every event is one 'data: ' line (and comments), events split by blank lines")
 good &= ok(events[-1] == "data: [DONE]", "'data: [DONE]' is last")
 chunks = [json.loads(e[6:]) for e in events[:-1]]
 good &= ok(chunks[0]["choices"][0]["delta"].get("role") == "assistant", "the first chunk has delta.role")
@@ -74,7 +72,7 @@ stop main
 
 # A KV cache of 128 tokens: what can never fit gets 503, the rest waits its turn.
 MB=$(python3 -c "import json; c = json.load(open('$MODEL/config.json')); h = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']; print(128 * 8 * c['num_hidden_layers'] * c.get('num_key_value_heads', c['num_attention_heads']) * h / 2**20)")
-start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN
+start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN --split-special-tokens
 echo "server: KV cache of 128 tokens on port $PORT"
 python3 tests/server/raw.py kv 127.0.0.1 $PORT || fail=1
 python3 tests/server/raw.py shutdown 127.0.0.1 $PORT $PID || fail=1

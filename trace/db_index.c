@@ -23,7 +23,7 @@ int trace_db_index(const char *path, char *err, int errlen) {
     if (rc == SQLITE_OK) sqlite3_busy_timeout(db, 30000);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, trace_index_sql, NULL, NULL, &msg);
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, reader_index_sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) snprintf(err, errlen, "%s: indexes: %s", path, msg ? msg : sqlite3_errmsg(db));
+    if (rc != SQLITE_OK) snprintf(err, errlen, "trace db %s: indexes: %s", path, msg ? msg : sqlite3_errmsg(db));
     sqlite3_free(msg);
     sqlite3_close(db);
     return rc == SQLITE_OK ? 0 : -1;

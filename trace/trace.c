@@ -11,9 +11,13 @@
  * and it writes when the recorders are quiet: writing while they work slows
  * what they measure (it takes cores, caches and memory bandwidth from a
  * decode that needs them all), so a busy stretch is buffered and written
- * after it. It writes early only when a ring passes HIGH_WATER, and when
+ * after it. It writes early only when a ring is half full, and when
  * asked (trace_flush, trace_close). A thread whose ring is full waits for
- * the flusher (counted in the stats), so no event is lost.
+ * the flusher (counted in the stats), so no event is lost. A server is
+ * never quiet for long and may be killed: there (trace_flush_every) it also
+ * writes at least every so often, at the CPU share of any other thread,
+ * and a ring counts as full at a smaller backlog, so that events come no
+ * faster than they are written and a kill loses only the last of them.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -29,7 +33,6 @@
 
 #include "trace/trace_sink.h"
 
-#define HIGH_WATER  (TRACE_RING_BYTES / 2) /* a backlog this big is written even while busy */
 #define POPULATE    (2u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define HEADROOM    (512u << 10)      /* ... when it gets this close to their end */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
@@ -71,7 +74,9 @@ static struct {
     sem_t wake;                /* posted to start a flush now */
     _Atomic int kicked, stop;  /* kicked: wake is posted and not yet taken */
     _Atomic int flush_asked;   /* the post asks for a flush, not only for pages */
-} T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER };
+    _Atomic uint64_t every_ns; /* trace_flush_every: write at least this often (0: when quiet) */
+    _Atomic uint64_t room;     /* ... the backlog a ring may hold (TRACE_RING_BYTES, or less) */
+} T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER, .room = TRACE_RING_BYTES };
 
 struct trace_live trace_live;
 _Thread_local struct trace_mine trace_mine;
@@ -351,10 +356,12 @@ static uint64_t heads(void)
 static void *flusher(void *arg)
 {
     (void)arg;
-    /* When it must write while the others work (a ring past HIGH_WATER), it
-     * takes only idle CPU time rather than a core from one of them. */
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
-    uint64_t seen = 0, changed = mono_ns();
+    /* When it must write while the others work (a ring half full), it
+     * takes only idle CPU time rather than a core from one of them; unless
+     * it must write every so often, which idle time may never allow. */
+    uint64_t every = atomic_load(&T.every_ns);
+    if (!every) pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
+    uint64_t seen = 0, changed = mono_ns(), wrote = changed;
     while (!atomic_load(&T.stop)) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -366,7 +373,8 @@ static void *flusher(void *arg)
         give_pages();
         uint64_t now = heads(), t = mono_ns();
         if (now != seen) { seen = now; changed = t; }
-        if (!asked && (t - changed < QUIET_NS || !backlog())) continue;
+        if (!asked && (t - changed < QUIET_NS || !backlog()) && !(every && t - wrote >= every)) continue;
+        wrote = t;
         char err[256];
         pthread_mutex_lock(&T.sink_lock);
         /* one message per run: the same failure would repeat every time */
@@ -464,10 +472,10 @@ static void wait_stats(uint64_t ns)
 }
 
 /* The ring has no room for bytes up to end: wait for the flusher. */
-static void wait_for_room(trace_thread *t, uint64_t end)
+static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room)
 {
     uint64_t start = mono_ns();
-    while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > TRACE_RING_BYTES) {
+    while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > room) {
         kick();
         nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
     }
@@ -494,11 +502,11 @@ static uint64_t page_in(trace_thread *t, uint64_t end)
 static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
 {
     uint32_t pos = head % TRACE_RING_BYTES, pad = pos + n > TRACE_RING_BYTES ? TRACE_RING_BYTES - pos : 0;
-    uint64_t end = head + pad + n;
-    if (end - t->tail_seen > HIGH_WATER) {
+    uint64_t end = head + pad + n, room = atomic_load_explicit(&T.room, memory_order_relaxed);
+    if (end - t->tail_seen > room / 2) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        if (end - t->tail_seen > HIGH_WATER) kick();
-        if (end - t->tail_seen > TRACE_RING_BYTES) wait_for_room(t, end);
+        if (end - t->tail_seen > room / 2) kick();
+        if (end - t->tail_seen > room) wait_for_room(t, end, room);
     }
     uint64_t paged = page_in(t, end), lap_end;
     if (pad) {
@@ -509,7 +517,7 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
         atomic_store_explicit(&t->w.head, head, memory_order_release);
     }
     lap_end = (head / TRACE_RING_BYTES + 1) * TRACE_RING_BYTES;
-    t->w.limit = t->tail_seen + HIGH_WATER;
+    t->w.limit = t->tail_seen + room / 2;
     if (paged < t->w.limit) t->w.limit = paged;
     if (lap_end < t->w.limit) t->w.limit = lap_end;
     if (paged != UINT64_MAX) {   /* near the end of its pages, it asks the writer for more */
@@ -718,6 +726,12 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
         populate(t, OPENER_PAGES);
     }
     return 0;
+}
+
+void trace_flush_every(double seconds, uint64_t backlog)
+{
+    atomic_store(&T.every_ns, seconds > 0 ? (uint64_t)(seconds * 1e9) : 0);
+    atomic_store(&T.room, backlog > 0 && backlog < TRACE_RING_BYTES ? backlog : TRACE_RING_BYTES);
 }
 
 int64_t trace_run_id(void)

@@ -93,6 +93,13 @@ int64_t trace_run_id(void);   /* runs.id of this run in the database */
 int  trace_flush(char *err, int errlen);
 /* Flush and close both files. */
 int  trace_close(char *err, int errlen);
+/* Before trace_open: write at least every `seconds` (0, the default: when
+ * the recorders are quiet, the cheapest for what they measure), and let no
+ * thread hold more than `backlog` bytes of events unwritten (0: a whole
+ * ring, 64 MiB): past it, it waits for the writer. A server, never quiet
+ * for long, sets both, so that a kill loses about a second of events at
+ * most even when they come faster than they can be written. */
+void trace_flush_every(double seconds, uint64_t backlog);
 
 /* The timeline (clock.c, docs/timing.md): nanoseconds since trace_open().
  * On cpu and hip, the host's monotonic clock. Under sim and analytic

@@ -47,9 +47,14 @@ struct tsql {
     char why[256];
 };
 
+/* "trace db FILE: WHAT: SQLite's reason (the system's, when it has one:
+ * "disk I/O error" alone does not say the disk is full)". */
 static int fail(tsql *s, const char *what, char *err, int errlen)
 {
-    if (err && errlen > 0) snprintf(err, errlen, "%s: %s", what, sqlite3_errmsg(s->db));
+    int e = sqlite3_system_errno(s->db);
+    if (err && errlen > 0)
+        snprintf(err, errlen, "trace db %s: %.80s: %s%s%s%s", sqlite3_db_filename(s->db, "main"), what, sqlite3_errmsg(s->db),
+                 e ? " (" : "", e ? strerror(e) : "", e ? ")" : "");
     return -1;
 }
 

@@ -1,5 +1,6 @@
 /* client.c -- layer 8: one chat request over HTTP (libcurl), streamed. */
 #include "layers/client/client.h"
+#include "layers/client/sse_parse.h"
 #include "trace/trace.h"
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -7,12 +8,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static double now_s(void) { return trace_now_ns() * 1e-9; }
+/* Timeouts are on this host's clock: the trace's may be virtual (docs/timing.md). */
+static double wall_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
-typedef struct { char *p; size_t len, cap; } buffer;
+/* What a server may make the client hold (over it: an error, not memory). */
+#define MAX_LINE  (1u << 20)     /* one SSE line: a chunk is a few hundred bytes */
+#define MAX_REPLY (64u << 20)    /* the reply's text */
+#define MAX_BODY  (1u << 20)     /* an error body, or the model list */
 
+typedef struct { char *p; size_t len, cap, max; } buffer;
+
+/* Append; -1 when out of memory or past b->max. */
 static int buf_add(buffer *b, const char *s, size_t n) {
+    if (n > b->max - b->len) return -1;
     if (b->len + n + 1 > b->cap) {
         char *p = realloc(b->p, b->cap = 2 * (b->len + n + 1));
         if (!p) return -1;
@@ -24,6 +39,37 @@ static int buf_add(buffer *b, const char *s, size_t n) {
     return 0;
 }
 
+/* The timeouts asked for, defaults where none was. */
+static client_timeouts limits(const client_timeouts *t) {
+    client_timeouts d = { CLIENT_CONNECT_S, CLIENT_FIRST_BYTE_S, CLIENT_IDLE_S };
+    if (t && t->connect_s > 0) d.connect_s = t->connect_s;
+    if (t && t->first_byte_s > 0) d.first_byte_s = t->first_byte_s;
+    if (t && t->idle_s > 0) d.idle_s = t->idle_s;
+    return d;
+}
+
+/* A request of either kind: its URL, headers, and the connect timeout
+ * (curl's only timeout here: CURLE_OPERATION_TIMEDOUT means it). */
+static CURL *request(const char *url, struct curl_slist *h, const client_timeouts *t) {
+    CURL *c = curl_easy_init();
+    if (!c) return NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(t->connect_s * 1000));
+    return c;
+}
+
+/* "URL: why", why being ours, curl's, or the connect timeout's. */
+static void transfer_error(char *out, int cap, const char *url, CURLcode rc, const char *ours, const char *curls,
+                           const client_timeouts *t) {
+    char why[300];
+    if (*ours) snprintf(why, sizeof why, "%s", ours);
+    else if (rc == CURLE_OPERATION_TIMEDOUT) snprintf(why, sizeof why, "no connection within %g s (--connect-timeout)", t->connect_s);
+    else snprintf(why, sizeof why, "%s", *curls ? curls : curl_easy_strerror(rc));
+    snprintf(out, cap, "%.200s: %s", url, why);
+}
+
 static size_t on_body(char *p, size_t size, size_t nmemb, void *user) {
     return buf_add(user, p, size * nmemb) ? 0 : size * nmemb;
 }
@@ -32,48 +78,63 @@ typedef struct {
     const chat_request *q;
     chat_result *r;
     CURL *curl;
-    buffer in;                   /* bytes not yet making a whole line (or an error body) */
+    sse_lines lines;             /* the stream, cut into lines */
+    buffer body;                 /* an error body */
     buffer text;                 /* the reply */
-    int got_byte, sent, done;
+    int answered, got_byte, sent, done, stop;   /* answered: the response's first byte (a header) came */
     double t_send, t_first, t_end;
+    double wall_send, wall_news; /* this host's clock: sent, and the last news (the headers, text, error bytes) */
+    client_timeouts limit;
     trace_where up;
 } stream;
 
+/* Stop the transfer for a reason of our own (kept over curl's). 1. */
+static int give_up(stream *s, const char *fmt, double v) {
+    if (!*s->r->error) snprintf(s->r->error, sizeof s->r->error, fmt, v);
+    return s->stop = 1;
+}
+
 /* One SSE line. Our events are one `data:` line each; comments (":") and
- * blank separators carry nothing. */
-static void on_line(stream *s, const char *line, size_t n) {
+ * blank separators carry nothing, except the clock comment before each. */
+static void on_line(void *user, const char *line, size_t n) {
+    stream *s = user;
     trace_stamp at;   /* the time the next event left the server, when it is this process's */
-    if (n > 15 && !strncmp(line, ": hipath-clock ", 15) && !trace_stamp_read(line + 15, &at)) trace_clock_receive(at);
-    if (n < 5 || strncmp(line, "data:", 5)) return;
-    line += 5; n -= 5;
-    if (n && *line == ' ') { line++; n--; }
-    if (n == 6 && !strncmp(line, "[DONE]", 6)) { s->done = 1; return; }
-    cJSON *j = cJSON_ParseWithLength(line, n);
+    if (n > 15 && n < 128 && !strncmp(line, ": hipath-clock ", 15)) {
+        char stamp[128];
+        snprintf(stamp, sizeof stamp, "%.*s", (int)(n - 15), line + 15);
+        if (!trace_stamp_read(stamp, &at)) trace_clock_receive(at);
+    }
+    sse_chunk c;
+    if (!sse_chunk_read(line, n, &c)) return;
     chat_result *r = s->r;
-    cJSON *err = cJSON_GetObjectItemCaseSensitive(j, "error");
-    cJSON *msg = cJSON_GetObjectItemCaseSensitive(err, "message");
-    if (!j) snprintf(r->error, sizeof r->error, "a stream chunk is not JSON: %.100s", line);
-    if (cJSON_IsString(msg)) snprintf(r->error, sizeof r->error, "error in the stream: %s", msg->valuestring);
-    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "choices"), 0);
-    cJSON *content = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "delta"), "content");
-    cJSON *finish = cJSON_GetObjectItemCaseSensitive(c, "finish_reason");
-    cJSON *usage = cJSON_GetObjectItemCaseSensitive(j, "usage");
     double t = now_s();
-    if (cJSON_IsString(content) && *content->valuestring) {
-        size_t k = strlen(content->valuestring);
+    if (c.done) s->done = 1;
+    if (c.not_json) snprintf(r->error, sizeof r->error, "a stream chunk is not JSON: %.*s", (int)(n < 100 ? n : 100), line);
+    if (c.error) snprintf(r->error, sizeof r->error, "error in the stream: %s", c.error);
+    if (c.content && *c.content) {
+        size_t k = strlen(c.content);
+        s->wall_news = wall_s();
         if (!r->n_chunks++) { s->t_first = t; r->ttft_s = t - s->t_send; }
-        if (buf_add(&s->text, content->valuestring, k) == 0 && s->q->on_text)
-            s->q->on_text(content->valuestring, k, s->q->user);
+        if (buf_add(&s->text, c.content, k)) give_up(s, "the reply is longer than %.0f MiB", MAX_REPLY / 1048576.0);
+        else if (s->q->on_text) s->q->on_text(c.content, k, s->q->user);
         if (r->n_chunks == 1) trace_flow_in(trace_request_flow(r->id, HOP_STREAMED));   /* the first token's way up ends here */
-        trace_instant(s->up, "token",
-                      TRACE_ARGS(TA_STR("text", content->valuestring), TA_INT("index", r->n_chunks - 1)));
+        trace_instant(s->up, "token", TRACE_ARGS(TA_STR("text", c.content), TA_INT("index", r->n_chunks - 1)));
     }
-    if (cJSON_IsString(finish)) { snprintf(r->finish, sizeof r->finish, "%s", finish->valuestring); s->t_end = t; }
-    if (cJSON_IsObject(usage)) {
-        r->prompt_tokens = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
-        r->completion_tokens = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"));
+    if (c.finish) { snprintf(r->finish, sizeof r->finish, "%s", c.finish); s->t_end = t; }
+    if (c.usage) {
+        r->prompt_tokens = c.prompt_tokens;
+        r->completion_tokens = c.completion_tokens;
     }
-    cJSON_Delete(j);
+    sse_chunk_free(&c);
+}
+
+/* A header line: the server has answered. */
+static size_t on_header(char *p, size_t size, size_t nmemb, void *user) {
+    stream *s = user;
+    (void)p;
+    if (!s->answered) s->wall_news = wall_s();
+    s->answered = 1;
+    return size * nmemb;
 }
 
 static size_t on_bytes(char *p, size_t size, size_t nmemb, void *user) {
@@ -84,18 +145,13 @@ static size_t on_bytes(char *p, size_t size, size_t nmemb, void *user) {
         curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &s->r->status);
         trace_instant(s->up, "first_byte", TRACE_ARGS(TA_INT("status", s->r->status), TA_DBL("after_s", now_s() - s->t_send)));
     }
-    buffer *b = &s->in;
-    if (buf_add(b, p, n)) return 0;
-    if (s->r->status != 200) return n;   /* an error body: kept whole */
-    size_t off = 0;
-    for (char *nl; (nl = memchr(b->p + off, '\n', b->len - off)); off = nl + 1 - b->p) {
-        size_t k = nl - (b->p + off);
-        if (k && nl[-1] == '\r') k--;
-        on_line(s, b->p + off, k);
+    if (s->r->status != 200) {   /* an error body: kept whole; its bytes are news */
+        s->wall_news = wall_s();
+        if (buf_add(&s->body, p, n)) give_up(s, "an HTTP error body longer than %.0f MiB", MAX_BODY / 1048576.0);
+    } else if (sse_lines_feed(&s->lines, p, n, on_line, s)) {
+        give_up(s, "a stream line longer than %.0f MiB", MAX_LINE / 1048576.0);
     }
-    memmove(b->p, b->p + off, b->len - off);
-    b->len -= off;
-    return n;
+    return s->stop ? 0 : n;
 }
 
 /* Upload progress: the moment the whole body has gone out. */
@@ -106,7 +162,13 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
         s->sent = 1;
         trace_instant(trace_at(L_CLIENT, DIR_DOWN, s->r->id, NO_STEP), "sent", TRACE_ARGS(TA_INT("bytes", ultotal)));
     }
-    return 0;
+    /* Called at least once a second while nothing moves: the timeouts after connecting. */
+    double now = wall_s();
+    if (!s->answered && now - s->wall_send > s->limit.first_byte_s)
+        return give_up(s, "no response within %g s (--first-byte-timeout)", s->limit.first_byte_s);
+    if (s->answered && now - s->wall_news > s->limit.idle_s)
+        return give_up(s, "no text for %g s (--idle-timeout)", s->limit.idle_s);
+    return s->stop;
 }
 
 /* The body a chat app sends. */
@@ -144,7 +206,8 @@ int client_chat(const chat_request *q, chat_result *r) {
     static atomic_llong next_id = 1;
     memset(r, 0, sizeof *r);
     r->id = q->id ? q->id : atomic_fetch_add(&next_id, 1);
-    stream s = { .q = q, .r = r, .up = trace_at(L_CLIENT, DIR_UP, r->id, NO_STEP) };
+    stream s = { .q = q, .r = r, .up = trace_at(L_CLIENT, DIR_UP, r->id, NO_STEP), .limit = limits(&q->timeout),
+                 .lines.max = MAX_LINE, .body.max = MAX_BODY, .text.max = MAX_REPLY };
     trace_where down = trace_at(L_CLIENT, DIR_DOWN, r->id, NO_STEP);
     trace_flow_out(trace_request_flow(r->id, HOP_SENT));   /* -> the server's tokenize */
     trace_begin(down, "request", TRACE_ARGS(TA_STR("url", q->url), TA_STR("model", q->model)));
@@ -154,27 +217,30 @@ int client_chat(const chat_request *q, chat_result *r) {
     trace_instant(down, "build", TRACE_ARGS(TA_STR("json", body), TA_INT("bytes", strlen(body))));
     snprintf(url, sizeof url, "%s/v1/chat/completions", q->url);
     struct curl_slist *h = headers(q, r->id);
-    s.curl = curl_easy_init();
-    CURL *c = s.curl;
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    CURL *c = s.curl = request(url, h, &s.limit);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_bytes);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &s);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &s);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    char clock[128] = "X-Hipath-Clock: ";   /* the time it leaves: see trace_stamp_read */
+    /* Stamped last, after curl's set-up (its first call loads TLS: CPU
+     * time on this thread's clock): the time the bytes leave. */
+    char clock[128] = "X-Hipath-Clock: ";   /* see trace_stamp_read */
     if (!trace_stamp_write(clock + 16, sizeof clock - 16)) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h = curl_slist_append(h, clock));
+    s.wall_send = wall_s();
     CURLcode rc = curl_easy_perform(c);
     double t = now_s();
     r->total_s = t - s.t_send;
-    if (rc != CURLE_OK) {
-        snprintf(r->error, sizeof r->error, "%.200s: %.250s", url, *errbuf ? errbuf : curl_easy_strerror(rc));
+    if (rc != CURLE_OK || s.stop) {
+        char ours[sizeof r->error];
+        snprintf(ours, sizeof ours, "%s", s.stop ? r->error : "");
+        transfer_error(r->error, sizeof r->error, url, rc, ours, errbuf, &s.limit);
     } else if (r->status != 200) {
-        cJSON *j = cJSON_Parse(s.in.p ? s.in.p : "");
+        cJSON *j = cJSON_Parse(s.body.p ? s.body.p : "");
         cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "error"), "message");
         snprintf(r->error, sizeof r->error, "HTTP %ld: %s", r->status, cJSON_IsString(m) ? m->valuestring : "(no error message)");
         cJSON_Delete(j);
@@ -190,7 +256,8 @@ int client_chat(const chat_request *q, chat_result *r) {
     curl_easy_cleanup(c);
     curl_slist_free_all(h);
     free(body);
-    free(s.in.p);
+    free(s.body.p);
+    sse_lines_free(&s.lines);
     r->text = s.text.p;
     r->len = s.text.len;
     return *r->error ? -1 : 0;
@@ -201,18 +268,20 @@ void chat_result_free(chat_result *r) {
     r->text = NULL;
 }
 
-int client_first_model(const char *url, const char *api_key, char *name, int cap, char *err, int errlen) {
-    char full[1024], auth[600];
-    buffer body = { 0 };
+int client_first_model(const char *url, const char *api_key, const client_timeouts *t, char *name, int cap,
+                       char *err, int errlen) {
+    char full[1024], auth[600], errbuf[CURL_ERROR_SIZE] = "";
+    buffer body = { .max = MAX_BODY };
+    client_timeouts limit = limits(t);
     snprintf(full, sizeof full, "%s/v1/models", url);
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", api_key ? api_key : "");
     struct curl_slist *h = api_key ? curl_slist_append(NULL, auth) : NULL;
-    CURL *c = curl_easy_init();
-    curl_easy_setopt(c, CURLOPT_URL, full);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURL *c = request(full, h, &limit);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    /* a small answer: the whole of it within the first-byte timeout (after connecting) */
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((limit.connect_s + limit.first_byte_s) * 1000));
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -222,7 +291,9 @@ int client_first_model(const char *url, const char *api_key, char *name, int cap
     cJSON *id = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "data"), 0), "id");
     int ok = rc == CURLE_OK && status == 200 && cJSON_IsString(id);
     if (ok) snprintf(name, cap, "%s", id->valuestring);
-    else snprintf(err, errlen, "%.300s: %s", full, rc != CURLE_OK ? curl_easy_strerror(rc) : "no model listed (HTTP error or not an OpenAI server)");
+    else if (rc == CURLE_WRITE_ERROR) snprintf(err, errlen, "%.300s: the model list is longer than %u bytes", full, MAX_BODY);
+    else if (rc != CURLE_OK) transfer_error(err, errlen, full, rc, "", errbuf, &limit);
+    else snprintf(err, errlen, "%.300s: no model listed (HTTP error or not an OpenAI server)", full);
     cJSON_Delete(j);
     free(body.p);
     return ok ? 0 : -1;

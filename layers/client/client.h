@@ -11,6 +11,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How long the client waits, in seconds (0: the default): to connect;
+ * from sending the request to the response's first byte; and after that
+ * for each next piece of text (keep-alive comments and empty events do
+ * not count: a server that sends only those is given up on). */
+typedef struct { double connect_s, first_byte_s, idle_s; } client_timeouts;
+#define CLIENT_CONNECT_S    10
+#define CLIENT_FIRST_BYTE_S 60
+#define CLIENT_IDLE_S       60
+
 typedef struct {
     const char *url;             /* the server, e.g. http://127.0.0.1:8000 */
     const char *model;
@@ -21,6 +30,7 @@ typedef struct {
     int ignore_eos;              /* vLLM's extension: generate max_tokens whatever is sampled */
     const char *api_key;         /* NULL: none */
     int64_t id;                  /* sent as X-Request-Id; 0: the next of a counter */
+    client_timeouts timeout;
     void (*on_text)(const char *text, size_t len, void *user);
     void *user;
 } chat_request;
@@ -39,10 +49,12 @@ typedef struct {
     char error[512];
 } chat_result;
 
-/* 0, or -1 with r->error set (transport failure, HTTP error, error chunk). */
+/* 0, or -1 with r->error set (transport failure, a timeout, HTTP error,
+ * error chunk, a reply past the client's limits). */
 int  client_chat(const chat_request *q, chat_result *r);
 void chat_result_free(chat_result *r);
-/* The first model the server lists at GET /v1/models. */
-int  client_first_model(const char *url, const char *api_key, char *name, int cap, char *err, int errlen);
+/* The first model the server lists at GET /v1/models (t may be NULL: the defaults). */
+int  client_first_model(const char *url, const char *api_key, const client_timeouts *t, char *name, int cap,
+                        char *err, int errlen);
 
 #endif

@@ -1,4 +1,4 @@
-/* tensor.c -- dtypes: sizes, names, and conversion of a row to f32. */
+/* dtype.c -- dtypes: sizes, names, and conversion of a row to f32. */
 #include "layers/common/dtype.h"
 #include <string.h>
 
@@ -14,6 +14,7 @@ static const struct { const char *name; int block; int block_bytes; } DT[DT_COUN
 
 const char *dtype_name(dtype dt) { return dt < DT_COUNT ? DT[dt].name : "?"; }
 int dtype_block(dtype dt) { return DT[dt].block; }
+int dtype_align(dtype dt) { return DT[dt].block == 1 ? DT[dt].block_bytes : 2; }
 size_t dtype_row_bytes(dtype dt, int64_t n) {
     return (size_t)(n / DT[dt].block) * DT[dt].block_bytes;
 }

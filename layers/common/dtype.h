@@ -20,6 +20,9 @@ const char *dtype_name(dtype dt);
  * for block formats). */
 size_t dtype_row_bytes(dtype dt, int64_t n);
 int    dtype_block(dtype dt);          /* elements per block: 1 or 32 */
+/* What a tensor's address must be a multiple of: the kernels load whole
+ * elements (a block's f16 scale first) through typed pointers. */
+int    dtype_align(dtype dt);
 
 static inline float bf16_to_f32(uint16_t h) {
     union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };

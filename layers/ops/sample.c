@@ -18,6 +18,51 @@ static int by_p_desc(const void *a, const void *b) {
     return (x < y) - (x > y);
 }
 
+/* The first of the largest logits (m is the largest). */
+static int greedy(const float *logits, int vocab, float m) {
+    int id = 0;
+    while (id < vocab - 1 && logits[id] < m) id++;
+    return id;
+}
+
+/* A draw from softmax(logits / T), cut to the top-k and the nucleus; -1
+ * when there is nothing to draw from. The largest term is e^0 = 1, so the
+ * terms sum to between 1 and vocab: a sum outside that means they are not
+ * probabilities (1/T overflowed to infinity, as at T = 1e-45, or the
+ * logits were not numbers). */
+static int draw(sampler *s, const float *logits, int vocab, float m, float *work) {
+    float *p = work;                   /* work: 2*vocab floats */
+    double sum = k_exp_scaled(p, logits, vocab, m, 1 / s->temperature);
+    if (!(sum > 0.5 && sum < 2.0 * vocab)) return -1;
+    float u = uniform01(s);
+    if (s->top_p >= 1 && s->top_k <= 0) {
+        /* the whole distribution: no order needed, one pass */
+        double acc = 0, at = u * sum;
+        for (int i = 0; i < vocab; i++) { acc += p[i]; if (at < acc) return i; }
+        return vocab - 1;
+    }
+    /* (p, id) pairs in the same buffer, filled from the top: c[i] covers
+     * p[2i] and p[2i+1], which are read already */
+    cand *c = (cand *)work;
+    for (int i = vocab - 1; i >= 0; i--) c[i] = (cand){ .p = (float)(p[i] / sum), .id = i };
+    /* Sort only candidates that can be in the nucleus: any token with
+     * p < (1 - top_p) / (vocab - 1) cannot (llama2.c's trick). */
+    int n = 0;
+    float cut = s->top_p < 1 ? (1 - s->top_p) / (vocab - 1) : 0;
+    for (int i = 0; i < vocab; i++) if (c[i].p >= cut) c[n++] = c[i];
+    /* None left: a flat distribution and a top_p under 1/vocab put even the
+     * largest under the cut (by rounding); the nucleus is the largest alone. */
+    if (n == 0) return -1;
+    qsort(c, (size_t)n, sizeof *c, by_p_desc);
+    if (s->top_k > 0 && s->top_k < n) n = s->top_k;
+    double cum = 0;
+    int keep = n;
+    for (int i = 0; i < n; i++) { cum += c[i].p; if (s->top_p < 1 && cum >= s->top_p) { keep = i + 1; break; } }
+    float at = u * (float)cum, acc = 0;
+    for (int i = 0; i < keep; i++) { acc += c[i].p; if (at < acc) return c[i].id; }
+    return c[keep - 1].id;
+}
+
 void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
     trace_where w = trace_at(L_OPS, DIR_UP, NO_REQ, NO_STEP);
     trace_begin(w, "sample", TRACE_ARGS(TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p),
@@ -38,38 +83,8 @@ void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *
     }
     for (int j = 0; j < n_top; j++) r->top_logprob[j] = logits[r->top_id[j]] - lse;
 
-    int id = 0;
-    if (s->temperature <= 0) {
-        while (id < vocab - 1 && logits[id] < m) id++;   /* greedy: the first of the largest */
-    } else {
-        float *p = work;                   /* work: 2*vocab floats */
-        double sum = k_exp_scaled(p, logits, vocab, m, 1 / s->temperature);
-        float u = uniform01(s);
-        if (s->top_p >= 1 && s->top_k <= 0) {
-            /* the whole distribution: no order needed, one pass */
-            double acc = 0, at = u * sum;
-            id = vocab - 1;
-            for (int i = 0; i < vocab; i++) { acc += p[i]; if (at < acc) { id = i; break; } }
-        } else {
-            /* (p, id) pairs in the same buffer, filled from the top: c[i]
-             * covers p[2i] and p[2i+1], which are read already */
-            cand *c = (cand *)work;
-            for (int i = vocab - 1; i >= 0; i--) c[i] = (cand){ .p = (float)(p[i] / sum), .id = i };
-            /* Sort only candidates that can be in the nucleus: any token with
-             * p < (1 - top_p) / (vocab - 1) cannot (llama2.c's trick). */
-            int n = 0;
-            float cut = s->top_p < 1 ? (1 - s->top_p) / (vocab - 1) : 0;
-            for (int i = 0; i < vocab; i++) if (c[i].p >= cut) c[n++] = c[i];
-            qsort(c, (size_t)n, sizeof *c, by_p_desc);
-            if (s->top_k > 0 && s->top_k < n) n = s->top_k;
-            double cum = 0;
-            int keep = n;
-            for (int i = 0; i < n; i++) { cum += c[i].p; if (s->top_p < 1 && cum >= s->top_p) { keep = i + 1; break; } }
-            float at = u * (float)cum, acc = 0;
-            id = c[keep - 1].id;
-            for (int i = 0; i < keep; i++) { acc += c[i].p; if (at < acc) { id = c[i].id; break; } }
-        }
-    }
+    int id = s->temperature > 0 ? draw(s, logits, vocab, m, work) : -1;
+    if (id < 0) id = greedy(logits, vocab, m);   /* temperature 0, or nothing to draw from */
     r->id = id;
     r->logprob = logits[id] - lse;
     trace_end(w, TRACE_ARGS(TA_INT("id", id), TA_DBL("logprob", r->logprob)));

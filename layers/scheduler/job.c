@@ -1,9 +1,11 @@
 /* job.c -- one API request between its connection and the engine thread. */
 #include "layers/scheduler/job.h"
 #include <errno.h>
+#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 static void *grow(void *p, size_t n) {
@@ -12,13 +14,18 @@ static void *grow(void *p, size_t n) {
     return q;
 }
 
-job *job_new(api_request *q, const text_codec *text, const char *model, int64_t id) {
+double job_clock(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+job *job_new(api_request *q, const text_codec *text, const char *model, int64_t id, struct MHD_Connection *c) {
     job *j = grow(NULL, sizeof *j);
     memset(j, 0, sizeof *j);
     j->q = *q;
     memset(q, 0, sizeof *q);
     pthread_mutex_init(&j->mu, NULL);
-    pthread_cond_init(&j->cv, NULL);
     j->refs = 1;
     j->first = j->q.chat;
     j->a = (api_reply){ .chat = j->q.chat, .created = (long)time(NULL), .model = model, .text = text,
@@ -28,17 +35,25 @@ job *job_new(api_request *q, const text_codec *text, const char *model, int64_t 
     if (!(j->dec = text->decoder(text->ctx))) { fprintf(stderr, "hipath: out of memory (a decoder)\n"); abort(); }
     j->text = grow(NULL, j->cap = 256);
     j->text[0] = 0;
+    j->conn = c;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    j->fd = ci ? ci->connect_fd : -1;
     return j;
 }
 
-static void unref(job *j) {
+void job_keep(job *j) {
+    pthread_mutex_lock(&j->mu);
+    j->refs++;
+    pthread_mutex_unlock(&j->mu);
+}
+
+void job_unref(job *j) {
     pthread_mutex_lock(&j->mu);
     int left = --j->refs;
     pthread_mutex_unlock(&j->mu);
     if (left) return;
     api_request_free(&j->q);
     pthread_mutex_destroy(&j->mu);
-    pthread_cond_destroy(&j->cv);
     j->a.text->decoder_free(j->dec);
     free(j->prompt); free(j->text); free(j->toks); free(j->tok_end); free(j->tok_at); free(j->out);
     free(j);
@@ -46,7 +61,48 @@ static void unref(job *j) {
 
 void job_release(job *j) {
     atomic_store(&j->r.cancel, 1);
-    unref(j);
+    pthread_mutex_lock(&j->mu);
+    j->released = 1;
+    pthread_mutex_unlock(&j->mu);
+    job_unref(j);
+}
+
+void job_suspend(job *j) {
+    j->suspended = 1;
+    j->suspended_at = job_clock();
+    MHD_suspend_connection(j->conn);
+}
+
+/* Under mu: whether the suspended connection has news now; if so it is no
+ * longer marked suspended, and the caller resumes it after unlocking (no
+ * one else will: the flag is cleared here). */
+static int news_for(job *j) {
+    if (!j->suspended || !(j->done || j->q.stream)) return 0;
+    j->suspended = 0;
+    return 1;
+}
+
+int job_keepalive(job *j, double now) {
+    pthread_mutex_lock(&j->mu);
+    int keep = !j->released, wake = j->suspended && now - j->suspended_at >= KEEPALIVE_S;
+    if (wake) j->suspended = 0, j->keepalive_due = 1;
+    pthread_mutex_unlock(&j->mu);
+    if (wake) MHD_resume_connection(j->conn);
+    return keep;
+}
+
+/* The engine asks before each step: has the client of a suspended
+ * connection hung up? (MHD does not look at a suspended connection; a
+ * peek at its socket that reads the end of the stream says so.) */
+static int client_gone(request *r, void *user) {
+    job *j = user;
+    (void)r;
+    char b;
+    pthread_mutex_lock(&j->mu);
+    ssize_t n = j->suspended && j->fd >= 0 ? recv(j->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) : 1;
+    int gone = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+    pthread_mutex_unlock(&j->mu);
+    return gone;
 }
 
 /* Append text (mu held); cut it at the first stop string. 1 if one matched. */
@@ -85,9 +141,9 @@ static int on_token(request *r, const sample_result *s, void *user) {
     j->tok_at[j->n_toks] = trace_clock_stamp();
     j->toks[j->n_toks] = *s;
     j->tok_end[j->n_toks++] = (int)(j->len + n);
-    int stop = add_text(j, piece, n);
-    pthread_cond_signal(&j->cv);
+    int stop = add_text(j, piece, n), wake = news_for(j);
     pthread_mutex_unlock(&j->mu);
+    if (wake) MHD_resume_connection(j->conn);
     return stop;
 }
 
@@ -100,14 +156,16 @@ static void on_done(request *r, void *user) {
     if (tail && n > 0 && !j->stopped) add_text(j, tail, n);
     j->done_at = trace_clock_stamp();
     j->done = 1;
-    pthread_cond_signal(&j->cv);
+    int wake = news_for(j);
     pthread_mutex_unlock(&j->mu);
-    unref(j);
+    if (wake) MHD_resume_connection(j->conn);
+    job_unref(j);
 }
 
 int job_submit(job *j, engine *e, char *err, int errlen) {
     j->r.on_token = on_token;
     j->r.on_done = on_done;
+    j->r.client_gone = client_gone;
     j->r.user = j;
     j->refs++;   /* before: the engine may be done with it before submit returns */
     int rc = engine_submit(e, &j->r, err, errlen);
@@ -118,7 +176,7 @@ int job_submit(job *j, engine *e, char *err, int errlen) {
 /* The text that is safe to send: while running, all but what could still
  * become a stop string, cut at a character boundary; at the end, all of
  * it. Of that, one token's text: up to the first token that adds any. */
-static job_news news(const job *j) {
+job_news job_news_now(const job *j) {
     size_t end = j->len, hold = 0;
     for (int i = 0; i < j->q.n_stop; i++) if (strlen(j->q.stop[i]) - 1 > hold) hold = strlen(j->q.stop[i]) - 1;
     if (!j->done) {
@@ -132,19 +190,6 @@ static job_news news(const job *j) {
         if (j->tok_end[k++] > (int)j->sent) return (job_news){ .end = j->tok_end[k - 1], .n_toks = k, .at = at };
     }
     return (job_news){ .end = end, .n_toks = k, .done = j->done && k == j->n_toks, .at = j->done ? j->done_at : at };
-}
-
-job_news job_wait(job *j, double wait_s) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    long long ns = until.tv_nsec + (long long)(wait_s * 1e9);
-    until.tv_sec += ns / 1000000000;
-    until.tv_nsec = ns % 1000000000;
-    for (;;) {
-        job_news n = news(j);
-        if (n.done || n.end > j->sent) return n;
-        if (pthread_cond_timedwait(&j->cv, &j->mu, &until) == ETIMEDOUT) return news(j);
-    }
 }
 
 const char *job_finish(const job *j) { return j->stopped ? "stop" : j->r.finish; }

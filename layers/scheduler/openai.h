@@ -37,6 +37,7 @@ typedef struct {
     int stream, include_usage;
     int logprobs, top_logprobs;
     int ignore_eos;          /* vLLM's extension: generate until max_tokens */
+    int split_special_tokens; /* HF's name: special-token text in the prompt is ordinary text; -1 not given */
 } api_request;
 
 /* Parse and check a body. 0, or -1 with e filled. served: the model name. */

@@ -170,6 +170,7 @@ int api_parse(api_request *q, const char *body, size_t len, int chat, const char
     q->chat = chat;
     q->temperature = 1;
     q->top_p = 1;
+    q->split_special_tokens = -1;
     q->root = cJSON_ParseWithLength(body, len);
     if (!q->root) return BAD(NULL, "the body is not valid JSON (error near byte %ld)", (long)(cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() - body : 0));
     if (!cJSON_IsObject(q->root)) return BAD(NULL, "the body must be a JSON object");
@@ -188,7 +189,8 @@ int api_parse(api_request *q, const char *body, size_t len, int chat, const char
     if (get_number(q->root, "temperature", 0, 2, 0, &temperature, e)) return -1;
     if (get_number(q->root, "top_p", 0, 1, 1, &top_p, e)) return -1;
     if (get_int(q->root, "seed", -9.2e18, 9.2e18, &seed, e)) return -1;
-    if (parse_stop(q, e) || get_bool(q->root, "stream", &q->stream, e) || get_bool(q->root, "ignore_eos", &q->ignore_eos, e))
+    if (parse_stop(q, e) || get_bool(q->root, "stream", &q->stream, e) || get_bool(q->root, "ignore_eos", &q->ignore_eos, e)
+        || get_bool(q->root, "split_special_tokens", &q->split_special_tokens, e))
         return -1;
     cJSON *so = field(q->root, "stream_options");
     if (so && !cJSON_IsObject(so)) return BAD("stream_options", "'stream_options' must be an object");

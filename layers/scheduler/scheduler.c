@@ -60,6 +60,12 @@ static void hand_back(request *gone) {
     }
 }
 
+/* Whether r should leave before the step: cancelled, or its client gone
+ * (a hang-up costs at most the step already running). */
+static int unwanted(request *r) {
+    return atomic_load(&r->cancel) || (r->client_gone && r->client_gone(r, r->user));
+}
+
 /* Drop finished requests from the running list, keeping the order. */
 static void compact(engine *e) {
     int k = 0;
@@ -70,7 +76,8 @@ static void compact(engine *e) {
 
 /*
  * THE scheduling decision, once per step (mu held):
- *  1. running requests whose client went away leave; their blocks return;
+ *  1. running requests whose client went away leave; their blocks return
+ *     (so a hang-up costs at most the step that was running);
  *  2. every running request decodes one token; its block table takes a new
  *     block when that token starts one;
  *  3. waiting requests are admitted in arrival order while the batch has a
@@ -82,7 +89,7 @@ static void compact(engine *e) {
  */
 static int compose_batch(engine *e, request **gone) {
     for (int i = 0; i < e->n_running; i++)
-        if (atomic_load(&e->running[i]->cancel)) retire(e, e->running[i], "cancelled", gone);
+        if (unwanted(e->running[i])) retire(e, e->running[i], "cancelled", gone);
     compact(e);
     for (int i = 0; i < e->n_running; i++) {
         request *r = e->running[i];
@@ -93,7 +100,7 @@ static int compose_batch(engine *e, request **gone) {
     int tokens = e->n_running;
     while (e->wait_head && e->n_running < e->max_batch) {
         request *r = e->wait_head;
-        int cancelled = atomic_load(&r->cancel);
+        int cancelled = unwanted(r);
         if (!cancelled && (tokens + r->n_prompt > e->max_step_tokens || e->promised + r->worst_blocks > e->kv.n_blocks))
             break;
         if (!(e->wait_head = r->next)) e->wait_tail = NULL;

@@ -28,6 +28,10 @@ typedef int (*token_fn)(request *r, const sample_result *s, void *user);
 /* Called on the engine thread once, when the request leaves the engine
  * (r->finish is set). After it the engine never touches r again. */
 typedef void (*done_fn)(request *r, void *user);
+/* Called on the engine thread (under the engine's lock) before each step
+ * the request would take part in, admission included: non-zero when its
+ * client has gone, and the request is cancelled then. May be NULL. */
+typedef int (*gone_fn)(request *r, void *user);
 
 struct request {
     int64_t id;
@@ -42,6 +46,7 @@ struct request {
     int n_forced;
     token_fn on_token;
     done_fn on_done;
+    gone_fn client_gone;
     void *user;
     double t_arrive;             /* when the request reached the server (0: at submit) */
     trace_stamp arrive;          /* the submitter's clock at submit: the engine is not before it */

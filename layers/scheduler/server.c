@@ -1,7 +1,14 @@
 /*
- * server.c -- layer 6: HTTP requests in (libmicrohttpd, a thread per
- * connection), checked and tokenized, handed to the engine as jobs;
- * responses out, whole or as a stream (sse.c).
+ * server.c -- layer 6: HTTP requests in, checked and tokenized, handed to
+ * the engine as jobs; responses out, whole or as a stream (sse.c).
+ *
+ * libmicrohttpd serves every connection from a small pool of threads, each
+ * polling its share of the sockets (epoll), so an idle or slow connection
+ * costs a socket, not a thread, and cannot keep /health waiting. No
+ * callback waits for the engine: a connection with nothing to send yet is
+ * suspended, and resumed by the engine (job.c). Limits: connections in all
+ * and per client address, and an idle connection is closed after a few
+ * seconds (docs/serving.md, docs/security.md).
  */
 #include "layers/scheduler/server.h"
 #include "layers/scheduler/job.h"
@@ -10,16 +17,19 @@
 #include <arpa/inet.h>
 #include <limits.h>
 #include <math.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define MAX_BODY (1 << 20)
-#define MAX_DRAIN (64 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
+#define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
+#define HTTP_THREADS 4         /* MHD's pool: each polls its share of the connections */
 
 struct server {
     model m;
@@ -31,12 +41,23 @@ struct server {
     server_handler other;          /* paths not routed here (server.h) */
     void *other_ctx;
     int max_model_len, port;
+    int split_special_tokens;      /* the default of the request field of that name */
     int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
     int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
     long created;
-    atomic_llong next_id;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
     atomic_ullong responses[600];  /* by HTTP status */
+    /* Request ids in flight (each request's is its own), under ids_mu; the
+     * streams the keep-alive ticker looks at once a second, under mu (which
+     * the ticker holds while it resumes connections: libmicrohttpd may call
+     * completed(), which takes ids_mu, with a lock of its own held). */
+    pthread_mutex_t ids_mu, mu;
+    pthread_cond_t tick;
+    int64_t next_id, *ids;
+    int n_ids, cap_ids;
+    job *streams;
+    int stopping;
+    pthread_t ticker;
 };
 
 enum route { R_NONE, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS, R_OTHER };
@@ -45,12 +66,15 @@ static const struct { const char *method, *path; enum route route; } ROUTES[] = 
     { "GET", "/v1/models", R_MODELS }, { "GET", "/health", R_HEALTH }, { "GET", "/metrics", R_METRICS },
 };
 
-/* A POST's body, gathered over the handler's calls. */
+/* A POST's body, gathered over the handler's calls; then its id and, while
+ * a whole (not streamed) response is awaited, its job. */
 typedef struct {
     enum route route;
     char *body;
-    size_t len, cap;
+    size_t len, cap, received;
     int too_big;
+    int64_t id;
+    job *waiting;
 } conn;
 
 static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, const char *type, char *body, int64_t id) {
@@ -84,11 +108,51 @@ static enum MHD_Result reject(server *s, struct MHD_Connection *c, int status, c
     return respond_error(s, c, &e, -1);
 }
 
-static int64_t request_id(server *s, struct MHD_Connection *c) {
+/* How many times the request has header `name`. */
+typedef struct { const char *name; int n; } tally;
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+    (void)kind; (void)value;
+    tally *t = cls;
+    t->n += !strcasecmp(key, t->name);
+    return MHD_YES;
+}
+static int header_count(struct MHD_Connection *c, const char *name) {
+    tally t = { name, 0 };
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &t);
+    return t.n;
+}
+
+static int id_in_flight(const server *s, int64_t id) {
+    for (int i = 0; i < s->n_ids; i++)
+        if (s->ids[i] == id) return 1;
+    return 0;
+}
+
+/* The request's id: the client's X-Request-Id when that is one header of
+ * one positive number (18 digits at most) that no request in flight has;
+ * else the next of the server's own that none has (a proxy's UUID, or two
+ * clients that both count from 1). The response echoes it. In flight until
+ * its connection lets it go (completed). -1 when out of memory. */
+static int64_t take_id(server *s, struct MHD_Connection *c) {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    char *end;
-    long long v = h ? strtoll(h, &end, 10) : 0;
-    return h && *h && !*end && v > 0 ? v : atomic_fetch_add(&s->next_id, 1);
+    size_t n = h ? strlen(h) : 0;
+    int64_t id = n && n <= 18 && strspn(h, "0123456789") == n && header_count(c, "X-Request-Id") == 1 ? strtoll(h, NULL, 10) : 0;
+    pthread_mutex_lock(&s->ids_mu);
+    while (id <= 0 || id_in_flight(s, id)) id = s->next_id++;
+    if (s->n_ids == s->cap_ids) {
+        int64_t *p = realloc(s->ids, (s->cap_ids = 2 * s->cap_ids + 64) * sizeof *p);
+        if (p) s->ids = p; else id = -1, s->cap_ids = s->n_ids;
+    }
+    if (id > 0) s->ids[s->n_ids++] = id;
+    pthread_mutex_unlock(&s->ids_mu);
+    return id;
+}
+
+static void drop_id(server *s, int64_t id) {
+    pthread_mutex_lock(&s->ids_mu);
+    for (int i = 0; i < s->n_ids; i++)
+        if (s->ids[i] == id) { s->ids[i] = s->ids[--s->n_ids]; break; }
+    pthread_mutex_unlock(&s->ids_mu);
 }
 
 /* The prompt through the chat template and the tokenizer (layer 7), then
@@ -96,13 +160,12 @@ static int64_t request_id(server *s, struct MHD_Connection *c) {
 static int prepare(server *s, job *j, api_error *e) {
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
-    char *text = q->chat ? s->text.chat(s->text.ctx, q->msgs, q->n_msgs, j->r.id) : strdup(q->prompt);
-    if (!text) return api_fail(e, 500, "server_error", NULL, NULL, "the chat template failed");
-    char err[256];
-    j->prompt = malloc(s->max_model_len * sizeof *j->prompt);
-    int n = j->prompt ? s->text.encode(s->text.ctx, text, j->prompt, s->max_model_len, err, sizeof err, j->r.id) : -1;
-    free(text);
-    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", j->prompt ? err : "out of memory");
+    char err[256] = "out of memory";
+    int split = q->split_special_tokens >= 0 ? q->split_special_tokens : s->split_special_tokens, n = -1;
+    if ((j->prompt = malloc(s->max_model_len * sizeof *j->prompt)))
+        n = q->chat ? s->text.encode_chat(s->text.ctx, q->msgs, q->n_msgs, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id)
+                    : s->text.encode(s->text.ctx, q->prompt, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id);
+    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", err);
     if (n > s->max_model_len)
         return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
                         "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
@@ -127,16 +190,24 @@ static int prepare(server *s, job *j, api_error *e) {
     return 0;
 }
 
-/* stream: false -- wait for the end, answer with the whole completion. */
-static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, job *j) {
+/* stream: false -- once the job is done, the whole completion (until then
+ * the connection is suspended, and this waits for nothing). */
+static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, conn *k) {
+    job *j = k->waiting;
     pthread_mutex_lock(&j->mu);
-    while (!j->done) pthread_cond_wait(&j->cv, &j->mu);
+    if (!j->done) {
+        job_suspend(j);   /* on_done resumes it, and MHD calls handle() again */
+        pthread_mutex_unlock(&j->mu);
+        return MHD_YES;
+    }
+    k->waiting = NULL;
     trace_clock_receive(j->done_at);
     const char *finish = job_finish(j);
     char *body = NULL;
     api_error e;
     if (!strcmp(finish, "error") || !strcmp(finish, "cancelled"))
-        api_fail(&e, 503, "server_error", NULL, NULL, "generation %s", finish[0] == 'e' ? "failed" : "was stopped: the server is shutting down");
+        api_fail(&e, 503, "server_error", NULL, NULL, "generation %s", finish[0] == 'e' ? "failed"
+                 : "was stopped (the server is shutting down, or the connection was closed)");
     else
         body = api_response(&j->a, j->text, finish, j->q.logprobs ? api_logprobs(&j->a, j->toks, j->n_toks, 0) : NULL,
                             j->r.n_prompt, j->r.n_out);
@@ -149,6 +220,11 @@ static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, job *j
 static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *j) {
     struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, sse_read, j, sse_free);
     if (!r) { job_release(j); return MHD_NO; }
+    job_keep(j);   /* the keep-alive ticker's reference */
+    pthread_mutex_lock(&s->mu);
+    j->next_stream = s->streams;
+    s->streams = j;
+    pthread_mutex_unlock(&s->mu);
     char id[24];
     snprintf(id, sizeof id, "%lld", (long long)j->r.id);
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
@@ -162,7 +238,8 @@ static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *
 
 /* A whole POST body is here: check it, tokenize, queue it, answer. */
 static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
-    int64_t id = request_id(s, c);
+    int64_t id = k->id = take_id(s, c);
+    if (id < 0) return MHD_NO;
     trace_stamp sent;   /* the client's clock when it sent the request (same process, virtual clock) */
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hipath-Clock");
     if (h && !trace_stamp_read(h, &sent)) trace_clock_receive(sent);
@@ -176,7 +253,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
         api_request_free(&q);
         return respond_error(s, c, &e, id);
     }
-    job *j = job_new(&q, &s->text, s->name, id);
+    job *j = job_new(&q, &s->text, s->name, id, c);
     j->r.t_arrive = t_arrive;
     if (prepare(s, j, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
@@ -188,7 +265,9 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
         job_release(j);
         return respond_error(s, c, &e, id);
     }
-    return j->q.stream ? respond_stream(s, c, j) : respond_whole(s, c, j);
+    if (j->q.stream) return respond_stream(s, c, j);
+    k->waiting = j;
+    return respond_whole(s, c, k);
 }
 
 static char *models_json(server *s) {
@@ -225,10 +304,17 @@ static int json_content_type(struct MHD_Connection *c) {
     return t && !strncasecmp(t, "application/json", 16) && (!t[16] || t[16] == ';' || t[16] == ' ');
 }
 
+/* The key is compared in a time that depends on its length only, so the
+ * answer's timing says nothing of how many leading bytes were right. */
 static int authorized(server *s, struct MHD_Connection *c) {
     if (!s->api_key) return 1;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-    return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->api_key);
+    if (!h || strncmp(h, "Bearer ", 7)) return 0;
+    const unsigned char *got = (const unsigned char *)h + 7, *key = (const unsigned char *)s->api_key;
+    size_t n = strlen((const char *)got), k = strlen((const char *)key);
+    unsigned char diff = n != k;
+    for (size_t i = 0; i < k; i++) diff |= key[i] ^ (i < n ? got[i] : 0);
+    return !diff;
 }
 
 /* The first call for a request sees only its headers: route, key, type,
@@ -263,6 +349,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (route == R_HEALTH) return respond(s, c, 200, "application/json", strdup("{\"status\":\"ok\"}"), -1);
         if (route == R_METRICS) return respond(s, c, 200, "text/plain; version=0.0.4", metrics_text(s), -1);
         if (route != R_OTHER && !json_content_type(c)) return reject(s, c, 415, "unsupported_media_type", "Content-Type must be application/json");
+        /* Where a body ends must be clear, or a proxy in front may read it
+         * otherwise (request smuggling): one Content-Length, or chunks. */
+        int lengths = header_count(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (lengths > 1 || (lengths && header_count(c, MHD_HTTP_HEADER_TRANSFER_ENCODING)))
+            return reject(s, c, 400, "ambiguous_length", lengths > 1 ? "more than one Content-Length header"
+                                                                     : "both Content-Length and Transfer-Encoding");
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > MAX_DRAIN)
             return reject(s, c, 413, "request_too_large", "the body has %.20s bytes; the limit is %d", cl, MAX_BODY);
@@ -272,9 +364,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         atomic_fetch_add(&s->in_flight, 1);
         return MHD_YES;
     }
+    if (k->waiting) return respond_whole(s, c, k);   /* resumed: its job is done */
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
+        /* Chunks, so no length said it first: past the drain, the connection
+         * is closed (MHD takes no response before the body's end). */
+        if ((k->received += n) > MAX_DRAIN) return MHD_NO;
         if (k->too_big || k->len + n > MAX_BODY) { k->too_big = 1; return MHD_YES; }
         if (k->len + n + 1 > k->cap) {
             char *b = realloc(k->body, k->cap = 2 * (k->len + n + 1));
@@ -297,6 +393,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     server *s = cls;
     conn *k = *con_cls;
     if (k) {
+        if (k->waiting) job_release(k->waiting);
+        if (k->id > 0) drop_id(s, k->id);
         free(k->body);
         free(k);
         atomic_fetch_sub(&s->in_flight, 1);
@@ -307,10 +405,14 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 /* Teacher forcing: the reply's ids (no template: the model's own words),
  * then the end of the turn, emitted whatever the model samples. */
 static int force_reply(server *s, const char *reply, char *err, int errlen) {
-    int cap = (int)strlen(reply) + 2;
-    if (!(s->forced = malloc(cap * sizeof *s->forced))) return snprintf(err, errlen, "out of memory"), -1;
-    s->n_forced = s->text.encode(s->text.ctx, reply, s->forced, cap - 1, err, errlen, NO_REQ);
-    if (s->n_forced < 0) return -1;
+    int cap = (int)strlen(reply) + 2, *ids;
+    for (;;) {   /* normalization may make the text longer than its bytes: then again, at the count */
+        if (!(ids = realloc(s->forced, cap * sizeof *ids))) return snprintf(err, errlen, "out of memory"), -1;
+        s->forced = ids;
+        if ((s->n_forced = s->text.encode(s->text.ctx, reply, 0, s->forced, cap - 1, err, errlen, NO_REQ)) < 0) return -1;
+        if (s->n_forced <= cap - 1) break;
+        cap = s->n_forced + 1;
+    }
     if (!s->n_stop_ids) return snprintf(err, errlen, "--reply: the tokenizer has no end-of-turn token to end it"), -1;
     s->forced[s->n_forced++] = s->stop_ids[0];
     return 0;
@@ -355,9 +457,54 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
     return 0;
 }
 
+/* Once a second: streams suspended for KEEPALIVE_S get a comment line
+ * (a proxy in front would otherwise time the wait out), and the streams
+ * whose connection let go leave the list. */
+static void *ticker(void *arg) {
+    server *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait(&s->tick, &s->mu, &until);
+        double now = job_clock();
+        for (job **p = &s->streams; *p;) {
+            job *j = *p;
+            if (job_keepalive(j, now)) { p = (job **)&j->next_stream; continue; }
+            *p = j->next_stream;
+            job_unref(j);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The connections the process can hold: its file descriptors' soft limit
+ * is raised towards the hard one (often 1024 of 1048576) to fit `want`,
+ * and the limit is what fits, a few kept for the model and trace files. */
+static unsigned connection_room(unsigned want) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_NOFILE, &r)) return want;
+    rlim_t need = (rlim_t)want + 64;
+    if (r.rlim_cur < need) {
+        r.rlim_cur = r.rlim_max == RLIM_INFINITY || r.rlim_max >= need ? need : r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+        getrlimit(RLIMIT_NOFILE, &r);
+    }
+    if (r.rlim_cur >= need) return want;
+    unsigned fit = r.rlim_cur > 128 ? (unsigned)(r.rlim_cur - 64) : 64;
+    fprintf(stderr, "hipath: warning: %llu file descriptors: at most %u connections, not %u\n",
+            (unsigned long long)r.rlim_cur, fit, want);
+    return fit;
+}
+
 server *server_start(const server_opts *o, char *err, int errlen) {
     server *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
+    pthread_mutex_init(&s->ids_mu, NULL);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->tick, NULL);
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
@@ -395,16 +542,26 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     const char *host = o->host && strcmp(o->host, "localhost") ? o->host : "127.0.0.1";
     if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) { snprintf(err, errlen, "--host %s: not an IPv4 address", host); goto fail_thread; }
     s->created = (long)time(NULL);
-    atomic_store(&s->next_id, 1);
+    s->next_id = 1;
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
     s->other = o->other;
     s->other_ctx = o->other_ctx;
-    s->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0, NULL, NULL, handle, s,
+    s->split_special_tokens = o->split_special_tokens;
+    unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
+    unsigned per_ip = o->max_connections_per_ip > 0 ? o->max_connections_per_ip : 128;
+    unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;
+    s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
-                            MHD_OPTION_END);
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+                            MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->d) { snprintf(err, errlen, "cannot listen on %s:%d (address in use?)", host, o->port); goto fail_thread; }
     s->port = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+    if (pthread_create(&s->ticker, NULL, ticker, s)) {
+        snprintf(err, errlen, "cannot start the keep-alive thread");
+        MHD_stop_daemon(s->d);
+        goto fail_thread;
+    }
     return s;
 
 fail_thread:
@@ -426,12 +583,25 @@ const char *server_model_name(const server *s) { return s->name; }
 
 void server_stop(server *s) {
     MHD_quiesce_daemon(s->d);    /* no new connections */
-    engine_stop(&s->e);          /* every job ends, so every response can finish... */
+    engine_stop(&s->e);          /* every job ends and resumes its connection, so every response can finish... */
     for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
         struct timespec t = { 0, 10000000 };
         nanosleep(&t, NULL);
     }
-    MHD_stop_daemon(s->d);
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_cond_signal(&s->tick);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->ticker, NULL);
+    MHD_stop_daemon(s->d);       /* no connection is suspended: a job that ended resumed its own */
+    for (job *j = s->streams, *next; j; j = next) {
+        next = j->next_stream;
+        job_unref(j);
+    }
+    free(s->ids);
+    pthread_mutex_destroy(&s->ids_mu);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->tick);
     engine_free(&s->e);
     s->text.close(s->text.ctx);
     model_free(&s->m);

@@ -1,9 +1,9 @@
 /*
  * server.h -- layer 6: the OpenAI-compatible HTTP server (libmicrohttpd).
  * POST /v1/chat/completions, POST /v1/completions, GET /v1/models,
- * GET /health, GET /metrics. One engine thread runs the steps; each
- * connection has its own thread and hands requests over through the
- * engine's queue.
+ * GET /health, GET /metrics. One engine thread runs the steps; a small
+ * pool of HTTP threads serves every connection and hands requests over
+ * through the engine's queue (server.c).
  */
 #ifndef HIPATH_SERVER_H
 #define HIPATH_SERVER_H
@@ -32,6 +32,10 @@ typedef struct {
     double kv_cache_mb;          /* 0: 90% of the device's memory left after weights and workspace
                                     (capped at 256 MiB on sim; 64 on cpu): server.c, size_kv */
     const char *api_key;         /* NULL: no key needed */
+    int max_connections;         /* 0: 4096, in all (fewer when the process has too few file descriptors) */
+    int max_connections_per_ip;  /* 0: 128 from one client address */
+    int connection_timeout_s;    /* 0: 10: an idle connection is closed after this (a suspended one waits) */
+    int split_special_tokens;    /* 1: special-token text in a message is ordinary text (a request may say otherwise) */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
     const char *reply;           /* teacher forcing: every reply is this text, then the end of the turn */

@@ -1,16 +1,15 @@
 /*
  * sse.c -- the body of a streaming response as Server-Sent Events:
  * `data: {chunk}` and a blank line per piece of text, `data: [DONE]` last.
- * MHD calls sse_read on the connection's thread whenever the socket can
- * take more; it blocks until the engine has produced something.
+ * MHD calls sse_read on one of its threads whenever the socket can take
+ * more; with nothing to send, the connection is suspended until the engine
+ * has a token (or a keep-alive comment is due) and resumes it.
  */
 #include "layers/scheduler/job.h"
 #include "trace/trace.h"
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define KEEPALIVE_S 5   /* a comment line when nothing came for this long */
 
 static void put(job *j, const char *s, size_t n) {
     if (j->out_len + n > j->out_cap) {
@@ -37,16 +36,25 @@ static void event(job *j, char *json) {
     free(json);
 }
 
-/* The next events: the role chunk, new text, or the end. */
-static void fill(job *j) {
+/* The next events: the role chunk, new text, a keep-alive comment, or the
+ * end. 0 when there is nothing yet: the connection is then suspended. */
+static int fill(job *j) {
     trace_where w = trace_at(L_SCHEDULER, DIR_UP, j->r.id, NO_STEP);
     if (j->first) {
         j->first = 0;
         event(j, api_chunk(&j->a, 1, "", NULL, NULL));
-        return;
+        return 1;
     }
     pthread_mutex_lock(&j->mu);
-    job_news n = job_wait(j, KEEPALIVE_S);
+    job_news n = job_news_now(j);
+    if (!n.done && n.end <= j->sent) {
+        int keepalive = j->keepalive_due;
+        j->keepalive_due = 0;
+        if (!keepalive) job_suspend(j);
+        pthread_mutex_unlock(&j->mu);
+        if (keepalive) put(j, ": keepalive\n\n", 13);
+        return keepalive;
+    }
     trace_clock_receive(n.at);   /* the token was ready then: nothing is sent before */
     size_t from = j->sent;
     char *text = strndup(j->text + from, n.end - from);
@@ -65,11 +73,9 @@ static void fill(job *j) {
         }
         event(j, api_chunk(&j->a, 0, text, lp, NULL));
         trace_instant(w, "sse_chunk", TRACE_ARGS(TA_STR("text", text), TA_INT("tokens", n_out)));
-    } else if (!n.done) {
-        put(j, ": keepalive\n\n", 13);
     }
     free(text);
-    if (!n.done) return;
+    if (!n.done) return 1;
     if (!strcmp(finish, "error") || !strcmp(finish, "cancelled")) {
         api_error e;
         api_fail(&e, 500, "server_error", NULL, NULL, "generation %s after %d tokens",
@@ -82,6 +88,7 @@ static void fill(job *j) {
     put(j, "data: [DONE]\n\n", 14);
     j->ended = 1;
     trace_instant(w, "sse_done", TRACE_ARGS(TA_STR("finish", finish), TA_INT("completion_tokens", n_out)));
+    return 1;
 }
 
 ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -90,7 +97,7 @@ ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
     while (j->out_off == j->out_len) {
         if (j->ended) return MHD_CONTENT_READER_END_OF_STREAM;
         j->out_off = j->out_len = 0;
-        fill(j);
+        if (!fill(j)) return 0;   /* suspended: MHD calls again once resumed */
     }
     size_t n = j->out_len - j->out_off < max ? j->out_len - j->out_off : max;
     memcpy(buf, j->out + j->out_off, n);

@@ -20,12 +20,15 @@ typedef struct text_decoder text_decoder;   /* one reply's incremental decoder *
 
 typedef struct {
     void *ctx;
-    /* The chat template: messages in, the prompt text out (malloc'd), or NULL. */
-    char *(*chat)(void *ctx, const chat_message *msgs, int n, int64_t req);
-    /* Encode NUL-terminated text into at most max_ids ids: the count (it may
-     * exceed max_ids, which are then all that was written), or -1 with a
-     * reason in err. */
-    int (*encode)(void *ctx, const char *text, int *ids, int max_ids, char *err, int errlen, int64_t req);
+    /* A chat's prompt: the chat template over the messages, encoded into at
+     * most max_ids ids: the count (it may exceed max_ids, which are then
+     * all that was written), or -1 with a reason in err. split_special: the
+     * text of a special token inside a message ("<|im_start|>" typed by a
+     * user) is ordinary text, not that token (HF's default is the token). */
+    int (*encode_chat)(void *ctx, const chat_message *msgs, int n, int split_special, int *ids, int max_ids,
+                       char *err, int errlen, int64_t req);
+    /* The same for NUL-terminated text (a completion's prompt: no template). */
+    int (*encode)(void *ctx, const char *text, int split_special, int *ids, int max_ids, char *err, int errlen, int64_t req);
     text_decoder *(*decoder)(void *ctx);                  /* NULL when out of memory */
     /* The text id completes (whole UTF-8 characters only), NUL-terminated,
      * *len bytes, in the decoder's buffer until its next call; NULL when id

@@ -4,6 +4,8 @@
  */
 #include "layers/tensor/model.h"
 #include "layers/ops/ops.h"
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +65,45 @@ static int prepare(const model *m, char *err, int errlen) {
 
 #define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)
 
+/* The layers the weights hold: one past the highest K of "model.layers.K.". */
+static long held_layers(const weights *w) {
+    long n = 0;
+    for (int i = 0; i < w->n; i++) {
+        const char *s = w->t[i].name, *p = "model.layers.";
+        char *end;
+        if (strncmp(s, p, strlen(p))) continue;
+        long k = strtol(s + strlen(p), &end, 10);
+        if (end > s + strlen(p) && *end == '.' && k >= n) n = k < LONG_MAX ? k + 1 : k;
+    }
+    return n;
+}
+
+/* What the config says and the weights must agree with, checked before
+ * anything is allocated by it: the layer count (a config of 1e9 layers
+ * asked for 112 GB before the first missing tensor was noticed; one of 2
+ * layers against a file of 4 ran silently on half the model), and the two
+ * numbers the forward pass divides by or raises to a power, which make
+ * every logit NaN when they are not positive (rms_norm_eps -1e30, rope_theta 0). */
+static int check_config(const model *m, char *err, int errlen) {
+    const model_config *c = &m->cfg;
+    long held = held_layers(&m->files);
+    if (held != c->n_layers) {
+        snprintf(err, errlen, "%s: the config has %d layers but the weights hold %ld", m->path, c->n_layers, held);
+        return -1;
+    }
+    if (!(c->norm_eps > 0 && c->norm_eps < 1) || !(c->rope_theta > 0 && isfinite(c->rope_theta))) {
+        snprintf(err, errlen, "%s: rms_norm_eps %g must be in (0, 1) and rope_theta %g positive", m->path, c->norm_eps, c->rope_theta);
+        return -1;
+    }
+    return 0;
+}
+
 int model_bind(model *m, char *err, int errlen) {
     binder b = { m, err, errlen };
     const model_config *c = &m->cfg;
     int64_t dim = c->dim, q_dim = (int64_t)c->n_heads * c->head_dim, kv_dim = (int64_t)c->n_kv_heads * c->head_dim;
     char name[128];
+    if (check_config(m, err, errlen)) return -1;
     m->w.tok_emb = need(&b, "model.embed_tokens.weight", c->vocab_size, dim);
     m->w.final_norm = m->w.tok_emb ? need_vec(&b, "model.norm.weight", dim) : NULL;
     if (!m->w.final_norm) return -1;

@@ -126,6 +126,7 @@ static int gguf_config(model_config *c, const gguf *g, char *err, int errlen) {
 
 /* Each tensor under its HF name, shape reversed into row-major. */
 static int add_tensors(weights *w, const gguf *g, char *err, int errlen) {
+    int first = w->n;
     for (int i = 0; i < g->n_tensors; i++) {
         const gguf_tensor_info *ti = &g->ti[i];
         tensor t = { .dt = ti->dt, .ndim = ti->ndim, .data = g->base + g->data_start + ti->offset, .nbytes = ti->nbytes };
@@ -134,7 +135,7 @@ static int add_tensors(weights *w, const gguf *g, char *err, int errlen) {
             free((char *)t.name); snprintf(err, errlen, "%s: out of memory", g->path); return -1;
         }
     }
-    return 0;
+    return weights_check(w, first, g->base, g->path, err, errlen);
 }
 
 int model_load_gguf(model *m, const char *file, char *err, int errlen) {

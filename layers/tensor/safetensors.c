@@ -46,6 +46,30 @@ static int cmp_by_data(const void *a, const void *b) {
     return (x->data > y->data) - (x->data < y->data);
 }
 
+int weights_check(const weights *w, int first, const void *base, const char *path, char *err, int errlen) {
+    int n = w->n - first;
+    for (int i = first; i < w->n; i++)
+        if ((uintptr_t)w->t[i].data % dtype_align(w->t[i].dt)) {
+            snprintf(err, errlen, "%s: tensor %s: data at file offset %td, not a multiple of %d as %s elements need",
+                     path, w->t[i].name, (const uint8_t *)w->t[i].data - (const uint8_t *)base,
+                     dtype_align(w->t[i].dt), dtype_name(w->t[i].dt));
+            return -1;
+        }
+    /* Overlapping byte ranges mean a lying header. */
+    const tensor **by = malloc((size_t)(n ? n : 1) * sizeof *by);
+    if (!by) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
+    for (int i = 0; i < n; i++) by[i] = &w->t[first + i];
+    qsort(by, (size_t)n, sizeof *by, cmp_by_data);
+    int rc = 0;
+    for (int i = 1; i < n && rc == 0; i++)
+        if ((const uint8_t *)by[i - 1]->data + by[i - 1]->nbytes > (const uint8_t *)by[i]->data) {
+            snprintf(err, errlen, "%s: tensors %s and %s overlap", path, by[i - 1]->name, by[i]->name);
+            rc = -1;
+        }
+    free(by);
+    return rc;
+}
+
 int weights_add(weights *w, tensor t) {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 256;
@@ -59,7 +83,10 @@ int weights_add(weights *w, tensor t) {
 
 int safetensors_add(weights *w, const char *path, char *err, int errlen) {
     const void *map; size_t size;
-    if (weights_map_file(w, path, &map, &size, err, errlen)) return -1;
+    return weights_map_file(w, path, &map, &size, err, errlen) ? -1 : safetensors_parse(w, path, map, size, err, errlen);
+}
+
+int safetensors_parse(weights *w, const char *path, const void *map, size_t size, char *err, int errlen) {
     const uint8_t *base = map;
     if (size < 8) { snprintf(err, errlen, "%s: truncated (no header length)", path); return -1; }
     uint64_t hlen = 0;
@@ -108,19 +135,7 @@ int safetensors_add(weights *w, const char *path, char *err, int errlen) {
         t.name = strdup(name);
         if (!t.name || weights_add(w, t)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     }
-    /* Overlapping byte ranges mean a lying header. */
-    int n = w->n - first;
-    const tensor **by = malloc((size_t)(n ? n : 1) * sizeof *by);
-    if (!by) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
-    for (int i = 0; i < n; i++) by[i] = &w->t[first + i];
-    qsort(by, (size_t)n, sizeof *by, cmp_by_data);
-    rc = 0;
-    for (int i = 1; i < n && rc == 0; i++)
-        if ((const uint8_t *)by[i - 1]->data + by[i - 1]->nbytes > (const uint8_t *)by[i]->data) {
-            snprintf(err, errlen, "%s: tensors %s and %s overlap", path, by[i - 1]->name, by[i]->name);
-            rc = -1;
-        }
-    free(by);
+    rc = weights_check(w, first, map, path, err, errlen);
 out:
     cJSON_Delete(h);
     return rc;

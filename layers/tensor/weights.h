@@ -22,6 +22,13 @@ typedef struct {
  * checked against the file: offsets inside the data, no overlap, byte count
  * equal to shape x dtype size. Returns 0, or -1 with a one-line reason. */
 int safetensors_add(weights *w, const char *path, char *err, int errlen);
+/* The same for a file already in memory (size bytes at map, which must
+ * outlive w): what safetensors_add does once the file is mapped. */
+int safetensors_parse(weights *w, const char *path, const void *map, size_t size, char *err, int errlen);
+/* Tensors [first, n) all come from the file at base: each must sit at an
+ * address its dtype can be loaded from (dtype_align), and no two may share
+ * a byte. 0, or -1 with a one-line reason. */
+int weights_check(const weights *w, int first, const void *base, const char *path, char *err, int errlen);
 /* Append a tensor (its name already malloc'd; owned from now on). 0, or -1
  * when out of memory. */
 int weights_add(weights *w, tensor t);

@@ -119,23 +119,27 @@ static void append(strbuf *b, const char *s, size_t n)
 
 /* DeepSeek's template: the BOS, the (last) system message as it is, then
  * each turn after its role's token; the answer starts a thought. */
-static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, int n)
+static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
 {
-    const char *system = "";
-    for (int i = 0; i < n; i++) if (!strcmp(msgs[i].role, "system")) system = msgs[i].content;
+    int system = -1;
+    for (int i = 0; i < n; i++) if (!strcmp(msgs[i].role, "system")) system = i;
     if (t->bos) append(b, t->bos, strlen(t->bos));
-    append(b, system, strlen(system));
+    if (system >= 0) {
+        if (content) content[system] = (tok_span){ b->len, b->len + strlen(msgs[system].content) };
+        append(b, msgs[system].content, strlen(msgs[system].content));
+    }
     for (int i = 0; i < n; i++) {
         int user = !strcmp(msgs[i].role, "user");
         if (!user && strcmp(msgs[i].role, "assistant")) continue;
         append(b, user ? DS_USER : DS_ASSISTANT, strlen(user ? DS_USER : DS_ASSISTANT));
+        if (content) content[i] = (tok_span){ b->len, b->len + strlen(msgs[i].content) };
         append(b, msgs[i].content, strlen(msgs[i].content));
         if (!user) append(b, DS_END, strlen(DS_END));
     }
     append(b, DS_ASSISTANT "<think>\n", strlen(DS_ASSISTANT "<think>\n"));
 }
 
-static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content)
+static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content, tok_span *at)
 {
     size_t n = strlen(content);
     if (llama3) {   /* Llama-3's template trims each message */
@@ -145,25 +149,32 @@ static void turn(strbuf *b, const family *f, int llama3, const char *role, const
     append(b, f->open, strlen(f->open));
     append(b, role, strlen(role));
     append(b, f->mid, strlen(f->mid));
+    if (at) *at = (tok_span){ b->len, b->len + n };
     append(b, content, n);
     append(b, f->close, strlen(f->close));
 }
 
 char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
 {
+    return tokenizer_apply_chat_spans(t, msgs, n, NULL);
+}
+
+char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
+{
     int llama3 = t->family == CHAT_LLAMA3;
     const family *f = llama3 ? &LLAMA3 : &CHATML;
     strbuf b = { 0 };
     append(&b, "", 0);
     if (t->family == CHAT_DEEPSEEK) {
-        deepseek(&b, t, msgs, n);
+        if (content) for (int i = 0; i < n; i++) content[i] = (tok_span){ 0, 0 };   /* roles it leaves out */
+        deepseek(&b, t, msgs, n, content);
         if (b.oom) { free(b.p); return NULL; }
         return b.p;
     }
     if (llama3) append(&b, "<|begin_of_text|>", strlen("<|begin_of_text|>"));
     if (t->default_system && (n == 0 || strcmp(msgs[0].role, "system")))
-        turn(&b, f, llama3, "system", t->default_system);
-    for (int i = 0; i < n; i++) turn(&b, f, llama3, msgs[i].role, msgs[i].content);
+        turn(&b, f, llama3, "system", t->default_system, NULL);   /* the template's own text */
+    for (int i = 0; i < n; i++) turn(&b, f, llama3, msgs[i].role, msgs[i].content, content ? &content[i] : NULL);
     append(&b, f->open, strlen(f->open));
     append(&b, "assistant", strlen("assistant"));
     append(&b, f->mid, strlen(f->mid));

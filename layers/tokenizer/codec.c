@@ -4,7 +4,9 @@
  * so a token of any length comes out whole.
  */
 #include "layers/tokenizer/tokenizer.h"
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct text_decoder {
     detok_stream s;
@@ -12,9 +14,21 @@ struct text_decoder {
     size_t cap;
 };
 
-static char *chat(void *t, const chat_message *msgs, int n, int64_t req) { return tokenizer_apply_chat_traced(t, msgs, n, req); }
-static int encode(void *t, const char *text, int *ids, int max_ids, char *err, int errlen, int64_t req) {
-    return tokenizer_encode_traced(t, text, ids, max_ids, err, errlen, req);
+/* The template, then encode; with split_special each message's content is
+ * a plain span. */
+static int encode_chat(void *t, const chat_message *msgs, int n, int split_special, int *ids, int max_ids,
+                       char *err, int errlen, int64_t req) {
+    tok_span *content = split_special ? malloc(n * sizeof *content) : NULL;
+    char *text = split_special && !content ? NULL : tokenizer_apply_chat_traced(t, msgs, n, content, req);
+    int k = text ? tokenizer_encode_traced(t, text, content, content ? n : 0, ids, max_ids, err, errlen, req) : -1;
+    if (!text) snprintf(err, errlen, "the chat template failed (out of memory)");
+    free(text);
+    free(content);
+    return k;
+}
+static int encode(void *t, const char *text, int split_special, int *ids, int max_ids, char *err, int errlen, int64_t req) {
+    tok_span all = { 0, strlen(text) };
+    return tokenizer_encode_traced(t, text, &all, split_special != 0, ids, max_ids, err, errlen, req);
 }
 
 static text_decoder *decoder(void *t) {
@@ -23,10 +37,9 @@ static text_decoder *decoder(void *t) {
     return d;
 }
 
-/* Room for n bytes through the decoder: each byte, and each one pending
- * from before, may come out as a 3-byte U+FFFD. */
+/* Room for a token of n bytes through the decoder. */
 static int room(text_decoder *d, size_t n) {
-    size_t need = 3 * (n + sizeof d->s.pending) + 1;
+    size_t need = DETOK_ROOM(n);
     if (need <= d->cap) return 0;
     char *b = realloc(d->buf, need);
     if (!b) return -1;
@@ -60,7 +73,7 @@ static void close_tokenizer(void *t) { tokenizer_free(t); }
 int tokenizer_open_text(const char *path, int n_vocab, text_codec *out, char *err, int errlen) {
     tokenizer *t = path ? tokenizer_load(path, err, errlen) : tokenizer_placeholder(n_vocab, err, errlen);
     if (!t) return -1;
-    *out = (text_codec){ .ctx = t, .chat = chat, .encode = encode, .decoder = decoder, .decode = decode, .flush = flush,
+    *out = (text_codec){ .ctx = t, .encode_chat = encode_chat, .encode = encode, .decoder = decoder, .decode = decode, .flush = flush,
                          .decoder_free = decoder_free, .token_bytes = token_bytes, .stop_ids = stop_ids,
                          .close = close_tokenizer };
     return 0;

@@ -159,6 +159,12 @@ static int added_at(const tokenizer *t, const char *s, size_t n, size_t *len)
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int *ids, int max_ids,
                      char *err, int errlen)
 {
+    return tokenizer_encode_plain(t, text, len, NULL, 0, ids, max_ids, err, errlen);
+}
+
+int tokenizer_encode_plain(const tokenizer *t, const char *text, size_t len, const tok_span *plain, int n_plain,
+                           int *ids, int max_ids, char *err, int errlen)
+{
     for (size_t i = 0; i < len;) {
         int k = tok_utf8_char((const unsigned char *)text + i, len - i);
         if (k <= 0) { snprintf(err, errlen, "invalid UTF-8 at byte %zu", i); return -1; }
@@ -168,9 +174,11 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int *ids,
     e.md = pcre2_match_data_create(1, NULL);
     int rc = e.md ? 0 : -1;
     size_t start = 0;   /* start of the ordinary text not yet encoded */
-    for (size_t i = 0; i < len && rc == 0;) {
-        size_t n;
-        int id = t->added_first[(unsigned char)text[i]] ? added_at(t, text + i, len - i, &n) : -1;
+    for (size_t i = 0, p = 0; i < len && rc == 0;) {
+        while (p < (size_t)n_plain && plain[p].to <= i) p++;
+        if (p < (size_t)n_plain && plain[p].from <= i) { i = plain[p].to; continue; }   /* plain: stays ordinary text */
+        size_t n, room = p < (size_t)n_plain ? plain[p].from - i : len - i;   /* a token may not reach into one */
+        int id = t->added_first[(unsigned char)text[i]] ? added_at(t, text + i, room, &n) : -1;
         if (id < 0) { i++; continue; }
         rc = segment(&e, text + start, i - start);
         emit(&e, id);

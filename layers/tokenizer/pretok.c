@@ -17,8 +17,10 @@ int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char 
         { snprintf(err, errlen, "%s: %s: more than %d split stages", path, field, TOK_MAX_SPLITS); return -1; }
     int code;
     PCRE2_SIZE at;
+    /* Unicode classes mean nothing to a literal, and PCRE2 refuses PCRE2_UCP with PCRE2_LITERAL */
+    uint32_t classes = flags & PCRE2_LITERAL ? 0 : PCRE2_UCP;
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP | flags, &code, &at, NULL);
+                                   PCRE2_UTF | classes | flags, &code, &at, NULL);
     if (!re) {
         char msg[128];
         pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);

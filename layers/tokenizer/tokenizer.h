@@ -35,6 +35,14 @@ int tokenizer_token_id(const tokenizer *t, const char *token);
  * max_ids, so callers can size a buffer and retry. */
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len,
                      int *ids, int max_ids, char *err, int errlen);
+/* Bytes [from, to) of a text. */
+typedef struct { size_t from, to; } tok_span;
+/* The same, where the plain spans (sorted, apart) are ordinary text: an
+ * added token's text there ("<|im_start|>" typed by a user) is tokenized
+ * like any other text instead of becoming that token, as HF does with
+ * split_special_tokens (its default is to make it the token). */
+int tokenizer_encode_plain(const tokenizer *t, const char *text, size_t len, const tok_span *plain, int n_plain,
+                           int *ids, int max_ids, char *err, int errlen);
 
 /* Bytes of one token (after undoing the ByteLevel mapping). NULL if the id
  * is out of range. *len receives the length. Not NUL-terminated. */
@@ -49,8 +57,15 @@ typedef struct {
     int npending;
 } detok_stream;
 void detok_init(detok_stream *s, const tokenizer *t);
+/* The room one step may need for a token of n bytes: each of its bytes,
+ * and each one still pending, may come out as a 3-byte U+FFFD; and a NUL.
+ * A vocabulary token may be long (a GGUF's up to 1 KiB, an added token's
+ * any length): size out by the token (tokenizer_token_bytes), not by a guess. */
+#define DETOK_ROOM(n) (3 * ((size_t)(n) + sizeof ((detok_stream *)0)->pending) + 1)
 /* Append the newly completed UTF-8 text for `id` to out (at most cap bytes,
- * NUL-terminated); returns its length, or -1 if the id is out of range. */
+ * NUL-terminated); returns its length, or -1 if the id is out of range.
+ * Like snprintf, a length past cap means the text did not all fit, and only
+ * whole characters that did were written: give it DETOK_ROOM. */
 int  detok_step(detok_stream *s, int id, char *out, int cap);
 /* Bytes still pending at the end (an incomplete character) are replaced by
  * U+FFFD, as HF does. Returns the length written. */
@@ -61,6 +76,9 @@ int  detok_flush(detok_stream *s, char *out, int cap);
  * picked from tokenizer_config.json's chat_template (ChatML or Llama-3),
  * falling back to ChatML. Returns a malloc'd string or NULL. */
 char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n);
+/* The same; content[i] gets where message i's content landed in the text
+ * (content has room for n spans). */
+char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content);
 
 /* End-of-turn / end-of-text ids this tokenizer knows (<|im_end|>,
  * <|endoftext|>, <|eot_id|>...). Returns how many were written. */
@@ -72,8 +90,8 @@ int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids);
  * (hop 1) and starts the flow to the engine step that prefills (hop 2);
  * coming up, a "detokenize" instant per token (args id, text) at `step`.
  * The text to encode is NUL-terminated. */
-char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, int64_t req);
-int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
+char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, tok_span *content, int64_t req);
+int tokenizer_encode_traced(const tokenizer *t, const char *text, const tok_span *plain, int n_plain, int *ids, int max_ids,
                             char *err, int errlen, int64_t req);
 int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step);
 

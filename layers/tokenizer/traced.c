@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, int64_t req)
+char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, tok_span *content, int64_t req)
 {
     trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
     trace_begin(w, "chat_template", TRACE_ARGS(TA_INT("messages", n)));
-    char *text = tokenizer_apply_chat(t, msgs, n);
+    char *text = tokenizer_apply_chat_spans(t, msgs, n, content);
     trace_end(w, TRACE_ARGS(TA_INT("bytes", text ? (int64_t)strlen(text) : -1)));
     return text;
 }
@@ -35,14 +35,14 @@ static void ids_json(const int *ids, int n, char *out, int cap)
     memcpy(out + len, "]", 2);
 }
 
-int tokenizer_encode_traced(const tokenizer *t, const char *text, int *ids, int max_ids,
+int tokenizer_encode_traced(const tokenizer *t, const char *text, const tok_span *plain, int n_plain, int *ids, int max_ids,
                             char *err, int errlen, int64_t req)
 {
     trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
     trace_flow_in(trace_request_flow(req, HOP_SENT));        /* from the client's request */
     trace_flow_out(trace_request_flow(req, HOP_TOKENIZED));  /* -> the scheduler's admission */
     trace_begin(w, "tokenize", TRACE_ARGS(TA_STR("text", text)));
-    int n = tokenizer_encode(t, text, strlen(text), ids, max_ids, err, errlen);
+    int n = tokenizer_encode_plain(t, text, strlen(text), plain, n_plain, ids, max_ids, err, errlen);
     char json[512] = "";
     if (trace_enabled()) ids_json(ids, n < max_ids ? n : max_ids, json, sizeof json);   /* only for the event */
     trace_end(w, TRACE_ARGS(TA_INT("tokens", n), TA_STR("ids", json)));

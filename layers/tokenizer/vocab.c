@@ -34,7 +34,7 @@ static int same(const tokenizer *t, const tok_slot *s, uint32_t h, const char *b
  * the same bytes takes the map slot: added tokens override the vocab). */
 int tok_vocab_add(tokenizer *t, int id, const char *b, size_t n)
 {
-    if (t->nbytes + n > t->capbytes) {
+    if (!t->bytes || t->nbytes + n > t->capbytes) {   /* bytes even for an empty first token ("" may be in a vocab) */
         size_t cap = 2 * (t->nbytes + n) + 4096;
         char *p = realloc(t->bytes, cap);
         if (!p) return -1;

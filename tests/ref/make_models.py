@@ -165,9 +165,10 @@ def read_raw(path):
     return json.loads(b[8:8 + n]), b[8 + n:]
 
 
-def write_raw(path, header, data):
+def write_raw(path, header, data, skew=0):
+    """skew: spaces past the 8-byte padding, which shift every tensor's data."""
     h = json.dumps(header).encode()
-    h += b" " * (-len(h) % 8)
+    h += b" " * (-len(h) % 8 + skew)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h + data)
 
@@ -218,6 +219,15 @@ def write_bad_models(outdir, good, c, w):
     cfg = dict(config_json(c), architectures=["GPT2LMHeadModel"], model_type="gpt2")
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
+
+    # Issue 15: f16 data at odd addresses; a layer count the file does not
+    # hold (1e9 asked for 112 GB first; 1 of the file's 2 ran on half the
+    # model); norm epsilon and RoPE base that make every logit NaN.
+    write_raw(os.path.join(clone("misaligned"), "model.safetensors"), header, data, skew=1)
+    for name, change in [("layers-huge", dict(num_hidden_layers=10**9)), ("layers-fewer", dict(num_hidden_layers=1)),
+                         ("eps", dict(rms_norm_eps=-1e30)), ("theta", dict(rope_theta=0))]:
+        with open(os.path.join(clone(name), "config.json"), "w") as f:
+            json.dump(dict(config_json(c), **change), f, indent=2)
 
 
 

@@ -44,6 +44,15 @@ def metric(host, port, name):
     return float(m.group(1)) if m else None
 
 
+def settled(host, port, reason, count, within=30):
+    """Wait until `count` requests finished for `reason` and none is running, waiting or holding a block."""
+    deadline = time.time() + within
+    while time.time() < deadline and (metric(host, port, 'hipath_requests_finished_total{finish_reason="%s"}' % reason) < count
+                                       or metric(host, port, "hipath_requests_running") or metric(host, port, "hipath_requests_waiting")
+                                       or metric(host, port, "hipath_kv_blocks_used")):
+        time.sleep(0.05)
+
+
 def error_shape(data):
     """{"error": {"message": str, "type": str, "param": str|null, "code": str|null}}"""
     try:
@@ -104,10 +113,24 @@ def errors(host, port, key, max_len):
     expect_error("completions without prompt", post(host, port, "/v1/completions", {"max_tokens": 2}, auth), 400, "prompt")
     expect_error("missing API key", post(host, port, "/v1/chat/completions", {"messages": hi}), 401)
     expect_error("wrong API key", post(host, port, "/v1/chat/completions", {"messages": hi}, {"Authorization": "Bearer nope"}), 401)
+    for near in (key[:-1], key + "x", key[:-1] + chr(ord(key[-1]) ^ 1)):   # compared whole, in constant time
+        expect_error("API key %r" % near, post(host, port, "/v1/chat/completions", {"messages": hi}, {"Authorization": "Bearer " + near}), 401)
+    framing(host, port, key)
+    request_ids(host, port, key)
+    default, split, parsed = special_counts(host, port, auth)
+    check(default == parsed < split, "'<|im_start|>' in a message is the special token by default (HF's), ordinary text "
+          "with split_special_tokens: %d, %d and %d prompt tokens" % (default, split, parsed))
     expect_error("unknown path", get(host, port, "/v1/engines"), 404)
     expect_error("GET on a POST path", get(host, port, "/v1/chat/completions"), (404, 405))
     st, data = get(host, port, "/health")
     check(st == 200, "/health answers without a key")
+
+    # Issue 15: a temperature whose inverse is infinite in float, with top_p,
+    # once read before the sampler's candidates (the ASan server died).
+    greedy = chat({"messages": hi, "max_tokens": 8, "temperature": 0})
+    tiny = chat({"messages": hi, "max_tokens": 8, "temperature": 1e-45, "top_p": 0.5})
+    text = lambda r: json.loads(r[1])["choices"][0]["message"]["content"] if r[0] == 200 else r
+    check(tiny[0] == 200 and text(tiny) == text(greedy), "temperature 1e-45, top_p 0.5: the greedy reply (%s)" % (text(tiny),))
 
     # A client that hangs up mid-stream: the request is cancelled, its blocks return.
     cancelled0 = metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}')
@@ -119,9 +142,7 @@ def errors(host, port, key, max_len):
     while got.count(b"data: ") < 1:   # hang up at once: a fast model must still be mid-stream
         got += s.recv(4096)
     s.close()
-    deadline = time.time() + 30
-    while time.time() < deadline and (metric(host, port, "hipath_requests_running") or metric(host, port, "hipath_kv_blocks_used")):
-        time.sleep(0.1)
+    settled(host, port, "cancelled", cancelled0 + 1)
     check(metric(host, port, "hipath_requests_running") == 0, "after the hang-up no request is running")
     check(metric(host, port, "hipath_kv_blocks_used") == 0 and metric(host, port, "hipath_kv_cache_usage_ratio") == 0,
           "after the hang-up every KV block is back (/metrics)")
@@ -129,6 +150,118 @@ def errors(host, port, key, max_len):
           "the hung-up request was cancelled, not run to the end")
     st, data = chat({"messages": hi, "max_tokens": 4, "temperature": 0})
     check(st == 200 and json.loads(data)["object"] == "chat.completion", "the server keeps serving after the hang-up")
+
+    # Issue 15: five whole (not streamed) requests whose clients hang up at
+    # once ran to the end; each must leave within a step, its blocks back.
+    cancelled0 = metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}')
+    tokens0 = metric(host, port, "hipath_generation_tokens_total")
+    body = json.dumps({"messages": hi, "max_tokens": max_len - 64, "ignore_eos": True}).encode()
+    for _ in range(5):
+        s = socket.create_connection((host, port))
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        s.close()
+    settled(host, port, "cancelled", cancelled0 + 5)
+    made = metric(host, port, "hipath_generation_tokens_total") - tokens0
+    check(metric(host, port, 'hipath_requests_finished_total{finish_reason="cancelled"}') == cancelled0 + 5 and made <= 10,
+          "five whole requests whose clients hung up were cancelled within a step: %d tokens made of %d asked" % (made, 5 * (max_len - 64)))
+    check(metric(host, port, "hipath_kv_blocks_used") == 0, "... and their KV blocks are back")
+
+
+def raw_request(host, port, head, body=b"", stream_body=None):
+    """Send head (+ body, or the pieces of stream_body until the server stops
+    reading); the response's status and body, and the body bytes sent. The
+    response is read while sending: a server that answers early and closes
+    resets the connection, and what was not read by then is lost."""
+    s = socket.create_connection((host, port), timeout=60)
+    got = []
+    def read():
+        try:
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                got.append(b)
+        except OSError:
+            pass
+    reader = threading.Thread(target=read)
+    reader.start()
+    sent = 0
+    try:
+        s.sendall(head + body)
+        for piece in stream_body or ():
+            s.sendall(piece)
+            sent += len(piece)
+    except OSError:   # the server answered and closed: it reads no more
+        pass
+    reader.join()
+    data = b"".join(got)
+    s.close()
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else 0
+    return status, data.split(b"\r\n\r\n", 1)[-1], sent
+
+
+def framing(host, port, key):
+    """Issue 15: where a body ends must be clear (request smuggling), and a
+    chunked body is not read past the drain limit."""
+    auth = b"Authorization: Bearer " + key.encode() + b"\r\n"
+    body = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}).encode()
+    head = b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + auth
+    n = str(len(body)).encode()
+    st, data, _ = raw_request(host, port, head + b"Content-Length: " + n + b"\r\nContent-Length: " + n + b"\r\n\r\n", body)
+    expect_error("two Content-Length headers", (st, data), 400, None, ("Content-Length",))
+    st, data, _ = raw_request(host, port, head + b"Content-Length: " + n + b"\r\nTransfer-Encoding: chunked\r\n\r\n",
+                              b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    expect_error("Content-Length and Transfer-Encoding", (st, data), 400, None, ("Transfer-Encoding",))
+    st, data, _ = raw_request(host, port, head + b"Transfer-Encoding: chunked\r\n\r\n", b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+    check(st == 200, "a chunked body is read (-> %d)" % st)
+    chunk = b"%x\r\n%s\r\n" % (1 << 20, b" " * (1 << 20))
+    st, data, sent = raw_request(host, port, head + b"Transfer-Encoding: chunked\r\n\r\n", stream_body=[chunk] * 2 + [b"0\r\n\r\n"])
+    expect_error("a chunked body of 2 MiB", (st, data), 413)
+    st, data, sent = raw_request(host, port, head + b"Transfer-Encoding: chunked\r\n\r\n", stream_body=[chunk] * 64)
+    check(st == 0 and sent < 48 << 20, "a chunked body of 64 MiB: closed once 16 MiB are drained (%.1f MiB sent)" % (sent / 2**20))
+
+
+def request_ids(host, port, key):
+    """Issue 15: X-Request-Id is the client's only when it is one header of
+    one positive number no request in flight has; the response says which."""
+    auth = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+    def rid(headers, stream=False, keep=False):
+        c = http.client.HTTPConnection(host, port, timeout=60)
+        c.putrequest("POST", "/v1/chat/completions")
+        body = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 100 if keep else 2,
+                           "ignore_eos": keep, "stream": stream}).encode()
+        for k, v in list(auth.items()) + headers + [("Content-Length", str(len(body)))]:
+            c.putheader(k, v)
+        c.endheaders(body)
+        r = c.getresponse()
+        if keep:
+            r.readline()   # the stream has begun: its id is in flight until it ends
+            return r.getheader("X-Request-Id"), c
+        r.read()
+        c.close()
+        return r.getheader("X-Request-Id")
+    check(rid([("X-Request-Id", "4242")]) == "4242", "X-Request-Id 4242 is used and echoed")
+    held, c = rid([("X-Request-Id", "777")], stream=True, keep=True)
+    other = rid([("X-Request-Id", "777")])
+    check(held == "777" and other not in (None, "777"), "an X-Request-Id in flight is not taken twice (777, then %s)" % other)
+    c.close()
+    big = rid([("X-Request-Id", "99999999999999999999")])
+    check(big not in (None, "9223372036854775807", "99999999999999999999"), "an X-Request-Id past 2^63 is not used (-> %s)" % big)
+    two = rid([("X-Request-Id", "5151"), ("X-Request-Id", "5252")])
+    check(two not in (None, "5151", "5252"), "two X-Request-Id headers: neither is used (-> %s)" % two)
+    uuid = rid([("X-Request-Id", "3f2a9c1e-77aa-4e1b-9d3c-1a2b3c4d5e6f")])
+    check(uuid is not None and uuid.isdigit(), "a proxy's UUID gives way to the server's own id (-> %s)" % uuid)
+
+
+def special_counts(host, port, headers=None):
+    """Prompt tokens of a message holding "<|im_start|>": with no
+    split_special_tokens field, with true, with false."""
+    def count(extra):
+        st, data = post(host, port, "/v1/chat/completions", dict({"messages": [{"role": "user", "content": "<|im_start|>hi"}],
+                                                                  "max_tokens": 1}, **extra), headers)
+        return json.loads(data)["usage"]["prompt_tokens"] if st == 200 else -1
+    return count({}), count({"split_special_tokens": True}), count({"split_special_tokens": False})
 
 
 def kv(host, port):
@@ -145,6 +278,9 @@ def kv(host, port):
     for t in ts: t.join()
     check(all(o and o[0] == 200 for o in out), "four requests that cannot all fit at once wait and finish: %s" % [o and o[0] for o in out])
     check(all(json.loads(o[1])["usage"]["completion_tokens"] == 100 for o in out if o and o[0] == 200), "each generated its 100 tokens")
+    default, split, parsed = special_counts(host, port)
+    check(default == split > parsed, "with --split-special-tokens, '<|im_start|>' in a message is ordinary text "
+          "unless the request says false: %d, %d and %d prompt tokens" % (default, split, parsed))
     waited = metric(host, port, "hipath_queue_time_seconds_sum")
     check(waited is not None and waited > 0, "some waited in the queue (queue time sum %s s)" % waited)
     check(metric(host, port, "hipath_kv_blocks_used") == 0, "all blocks back")

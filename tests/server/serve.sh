@@ -3,6 +3,21 @@
 PIDS=""
 trap 'for p in $PIDS; do kill $p 2>/dev/null; done' EXIT
 
+# setup NAME: what most checks start with: HIPATH (unless set: the ASan
+# build when there is one), MODEL (tiny-hi; skipped without it), OUT (a
+# private folder, removed at exit, servers stopped), ASAN_OPTIONS, fail=0.
+setup() {
+  HIPATH=${HIPATH:-build/asan/hipath}
+  [ -x "$HIPATH" ] || HIPATH=build/hipath
+  [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
+  MODEL=models/tiny-hi
+  [ -f $MODEL/tokenizer.json ] || { echo "no $MODEL: skipped"; exit 77; }
+  OUT=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 1
+  trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$OUT"' EXIT
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
+  fail=0
+}
+
 # start NAME MODEL ARGS...: serve MODEL on a free port (--port 0); sets PID and PORT.
 start() {
   name=$1 model=$2; shift 2

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdlib.h>
 #include "layers/ops/sample.h"
 
 /* logits whose softmax is exactly p = {0.5, 0.25, 0.125, 0.125} */
@@ -76,11 +77,41 @@ static void low_temperature_sharpens(void **state) {
     assert_float_equal((double)c0 / N, 0.25 / 0.34375, 0.006);
 }
 
+/* No distribution to draw from (issue 15): the pick is still an id of the
+ * vocabulary, the greedy one, and nothing before the scratch is read. The
+ * scratch is on the heap, so AddressSanitizer sees a read before it. */
+static int pick_from(float temperature, float top_p, const float *logits, int vocab) {
+    sampler s = { .temperature = temperature, .top_p = top_p };
+    sampler_seed(&s, 3);
+    float *work = malloc(2 * sizeof *work * vocab);
+    sample_result r;
+    sampler_pick(&s, logits, vocab, 0, work, &r);
+    free(work);
+    return r.id;
+}
+
+static void no_distribution_is_greedy(void **state) {
+    (void)state;
+    /* 1/T is infinite in float: every term of the softmax is NaN or 0 */
+    assert_int_equal(pick_from(1e-45f, 0.5f, L4, 4), 0);
+    assert_int_equal(pick_from(1e-45f, 1, L4, 4), 0);
+    /* logits that went NaN (a model config with rms_norm_eps -1e30) */
+    float nan4[4] = { NAN, NAN, NAN, NAN };
+    int id = pick_from(1, 0.9f, nan4, 4);
+    assert_true(id >= 0 && id < 4);
+    /* a flat distribution and a top_p under 1/vocab: rounding puts every
+     * token under the nucleus cut */
+    enum { V = 512 };
+    float flat[V] = { 0 };
+    assert_int_equal(pick_from(1, 1e-6f, flat, V), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(greedy_and_logprobs), cmocka_unit_test(temperature_one),
         cmocka_unit_test(top_p_keeps_nucleus), cmocka_unit_test(top_k_one_is_greedy),
         cmocka_unit_test(seed_reproduces), cmocka_unit_test(low_temperature_sharpens),
+        cmocka_unit_test(no_distribution_is_greedy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""SIGKILL a tracing `hipath serve` under streaming load, KILLS times
+(tests/check_trace_survives.sh). Each SQLite trace must pass integrity_check
+and hold every request its clients saw finish more than 2 s before the kill
+(the request's layer-6 `finish` and `sse_done` events): the server writes
+its trace at least every second.
+
+usage: kill.py HIPATH MODEL OUTDIR KILLS
+Exit 0 when every kill passes; one line per kill."""
+import http.client, json, os, random, sqlite3, sys, threading, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve import start  # noqa: E402
+
+hipath, model, out, kills = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+CLIENTS, GRACE = 4, 2.0
+random.seed(15)
+
+
+def client(port, done, stop):
+    """Stream requests one after another; note each one's id and when its [DONE] came."""
+    while not stop.is_set():
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "Hi"}],
+                      "stream": True, "max_tokens": random.randint(16, 64), "ignore_eos": True}),
+                      {"Content-Type": "application/json"})
+            r = c.getresponse()
+            rid = int(r.getheader("X-Request-Id"))
+            while True:
+                line = r.readline()
+                if not line or line.startswith(b"data: [DONE]"):
+                    break
+            if line:
+                done.append((rid, time.monotonic()))
+            c.close()
+        except (OSError, http.client.HTTPException, TypeError):
+            return   # the server is gone
+
+
+bad = 0
+for k in range(kills):
+    db, pf = "%s/kill%d.db" % (out, k), "%s/kill%d.pftrace" % (out, k)
+    log = "%s/kill%d.log" % (out, k)
+    p, port = start(hipath, ["--model", model, "--trace-db", db, "--perfetto", pf], log)
+    if not port:
+        print("FAIL kill %d: the server did not start: %s" % (k, open(log).read()[-300:]))
+        p.kill()
+        sys.exit(1)
+    done, stop = [], threading.Event()
+    threads = [threading.Thread(target=client, args=(port, done, stop)) for _ in range(CLIENTS)]
+    for t in threads:
+        t.start()
+    load_s = random.uniform(3, 6)
+    time.sleep(load_s)
+    t_kill = time.monotonic()
+    p.kill()
+    p.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    con = sqlite3.connect(db)
+    ok = con.execute("PRAGMA integrity_check").fetchone()[0]
+    rows = con.execute("SELECT count(*) FROM slices").fetchone()[0]
+    have = {}
+    for rid, name in con.execute("SELECT request, name FROM slices WHERE layer = 6 AND name IN ('finish', 'sse_done')"):
+        have.setdefault(rid, set()).add(name)
+    con.close()
+    old = [rid for rid, t in done if t_kill - t > GRACE]
+    missing = [rid for rid in old if have.get(rid) != {"finish", "sse_done"}]
+    good = ok == "ok" and not missing and old
+    bad += not good
+    print("%s kill %d after %.1f s of load: integrity %s, %d slices; %d requests finished, %d of them more than %g s "
+          "before the kill, %d of those missing%s" % ("ok  " if good else "FAIL", k, load_s, ok, rows, len(done), len(old),
+          GRACE, len(missing), (" (ids %s)" % missing[:10]) if missing else ""))
+    if good:
+        for f in (db, db + "-wal", db + "-shm", pf, log):
+            if os.path.exists(f):
+                os.remove(f)
+sys.exit(1 if bad else 0)
