@@ -15,11 +15,10 @@
 #define PARALLEL_MIN (1 << 18)
 
 /* Make the CPU's packed copy of a Q8_0 / Q4_0 / Q4_1 matrix W (pack.c),
- * once at load (the backends' prepare_weight); k_matmul then reads it
- * instead of W's bytes, which stay (the embedding reads them). A W that
- * does not fit (other dtype, rows not a multiple of 16, no data as in
- * analytic mode, no AVX512-VNNI) is left as it is. 0, or -1 when out of
- * memory. */
+ * once at load (the backends' prepare_weight); k_matmul and k_embedding
+ * then read it instead of W's bytes. A W that does not fit (other dtype,
+ * rows not a multiple of 16, no data as in analytic mode, no AVX512-VNNI)
+ * is left as it is. 1: copied; 0: left; -1: out of memory. */
 int  k_pack(const tensor *W);
 /* Free every packed copy (release_weights: the model is freed). */
 void k_pack_reset(void);
