@@ -4,8 +4,8 @@
  * T == 1 (decode, GEMV): stream each weight row once, converting to f32 in
  * registers; the loop is memory-bound and its speed is the bandwidth.
  * T > 1 (prefill, batched decode, GEMM): keep four rows of W in cache and
- * reuse them for every token, so each weight byte is read from memory once
- * per step whatever T is. That reuse is what batching buys.
+ * reuse them for a block of tokens, so each weight byte is read from memory
+ * once per block whatever T is. That reuse is what batching buys.
  * Block formats (Q8_0, Q4_0, Q4_1) go to quant_dot.c's integer kernels.
  * W is read from the CPU's copy when pack.c made one (2 MB pages).
  * The plain loop this computes is matmul_ref.c: read it first.
@@ -112,23 +112,42 @@ static void to_f32(float *dst, const void *w, dtype dt, int K) {
     row_to_f32(dst + k, (const char *)w + dtype_row_bytes(dt, k), dt, K - k);
 }
 
-/* Four f32 weight rows . one x row: each x load feeds four FMAs. */
-static void dot4(const float *w, int K, const float *x, float out[4]) {
+#ifdef __AVX512F__
+enum { TC = 4 };   /* tokens a tile takes: 4 x 4 sums fill half of AVX512's 32 registers */
+#else
+enum { TC = 2 };   /* AVX2 has 16 */
+#endif
+/* Tokens a block holds: their x stays in L2 while every weight row passes. */
+enum { TB = 64 };
+
+/* y[t][i] = w_i . x_t (+ b[i]) for four f32 weight rows w and c <= TC
+ * tokens x, K apart: each weight load feeds c FMAs, each x load four, and
+ * the 4c sums are separate chains (one chain waits on every FMA's
+ * latency). Inlined with c a constant, so the arrays are registers. */
+static inline __attribute__((always_inline))
+void tile(float *y, int N, const float *w, const float *x, const float *b, int K, int c) {
+    float s[4][TC] = { { 0 } };
     int k = 0;
-    for (int i = 0; i < 4; i++) out[i] = 0;
 #ifdef __AVX2__
-    vf a0 = vzero(), a1 = a0, a2 = a0, a3 = a0;
+    vf acc[4][TC];
+    UNROLL for (int i = 0; i < 4; i++)
+        UNROLL for (int t = 0; t < c; t++) acc[i][t] = vzero();
     for (; k + VL <= K; k += VL) {
-        vf xv = vload(x + k);
-        a0 = vfma(vload(w + k), xv, a0);
-        a1 = vfma(vload(w + K + k), xv, a1);
-        a2 = vfma(vload(w + 2 * K + k), xv, a2);
-        a3 = vfma(vload(w + 3 * K + k), xv, a3);
+        vf wv[4];
+        UNROLL for (int i = 0; i < 4; i++) wv[i] = vload(w + (size_t)i * K + k);
+        UNROLL for (int t = 0; t < c; t++) {
+            vf xv = vload(x + (size_t)t * K + k);
+            UNROLL for (int i = 0; i < 4; i++) acc[i][t] = vfma(wv[i], xv, acc[i][t]);
+        }
     }
-    out[0] = vsum(a0); out[1] = vsum(a1); out[2] = vsum(a2); out[3] = vsum(a3);
+    UNROLL for (int i = 0; i < 4; i++)
+        UNROLL for (int t = 0; t < c; t++) s[i][t] = vsum(acc[i][t]);
 #endif
     for (; k < K; k++)
-        for (int i = 0; i < 4; i++) out[i] += w[(size_t)i * K + k] * x[k];
+        for (int i = 0; i < 4; i++)
+            for (int t = 0; t < c; t++) s[i][t] += w[(size_t)i * K + k] * x[(size_t)t * K + k];
+    for (int i = 0; i < 4; i++)
+        for (int t = 0; t < c; t++) y[(size_t)t * N + i] = s[i][t] + (b ? b[i] : 0);
 }
 
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
@@ -143,28 +162,31 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
         for (int n = 0; n < N; n++) y[n] = dot_row(w + n * row, W->dt, x, K) + (b ? b[n] : 0);
         return;
     }
-    /* Four weight rows stay in cache while every token passes by: each
-     * weight byte comes from memory once per step, whatever T is. They are
-     * converted to f32 once (F32 rows are used as they are), not T times. */
+    /* A block of TB tokens stays in cache while the weights pass by, four
+     * rows at a time, converted to f32 once a block (F32 rows are used as
+     * they are), each against TC tokens at once. */
     #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
         float *wr = W->dt == DT_F32 ? NULL : malloc(4 * (size_t)K * sizeof *wr);
-        #pragma omp for schedule(static)
-        for (int n0 = 0; n0 < N; n0 += 4) {
-            if (N - n0 < 4) {   /* the last rows, one at a time */
-                for (int n = n0; n < N; n++)
-                    for (int t = 0; t < T; t++) y[(size_t)t * N + n] = dot_row(w + n * row, W->dt, x + (size_t)t * K, K) + (b ? b[n] : 0);
-                continue;
-            }
-            const float *w4 = (const float *)(w + n0 * row);
-            if (wr) {
-                for (int i = 0; i < 4; i++) to_f32(wr + (size_t)i * K, w + (n0 + i) * row, W->dt, K);
-                w4 = wr;
-            }
-            for (int t = 0; t < T; t++) {
-                float o[4];
-                dot4(w4, K, x + (size_t)t * K, o);
-                for (int i = 0; i < 4; i++) y[(size_t)t * N + n0 + i] = o[i] + (b ? b[n0 + i] : 0);
+        for (int t0 = 0; t0 < T; t0 += TB) {
+            int tb = T - t0 < TB ? T - t0 : TB;
+            const float *xb = x + (size_t)t0 * K;
+            float *yb = y + (size_t)t0 * N;
+            #pragma omp for schedule(static) nowait
+            for (int n0 = 0; n0 < N; n0 += 4) {
+                if (N - n0 < 4) {   /* the last rows, one at a time */
+                    for (int n = n0; n < N; n++)
+                        for (int t = 0; t < tb; t++) yb[(size_t)t * N + n] = dot_row(w + n * row, W->dt, xb + (size_t)t * K, K) + (b ? b[n] : 0);
+                    continue;
+                }
+                const float *w4 = (const float *)(w + n0 * row), *b4 = b ? b + n0 : NULL;
+                if (wr) {
+                    for (int i = 0; i < 4; i++) to_f32(wr + (size_t)i * K, w + (n0 + i) * row, W->dt, K);
+                    w4 = wr;
+                }
+                int t = 0;
+                for (; t + TC <= tb; t += TC) tile(yb + (size_t)t * N + n0, N, w4, xb + (size_t)t * K, b4, K, TC);
+                for (; t < tb; t++) tile(yb + (size_t)t * N + n0, N, w4, xb + (size_t)t * K, b4, K, 1);
             }
         }
         free(wr);

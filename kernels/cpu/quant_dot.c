@@ -40,8 +40,6 @@ enum { R = 4, C = 4 };   /* tile: weight rows x tokens */
  * prefetcher alone left the loads waiting: decode on one core went from 30
  * to 60 tok/s with this. */
 enum { AHEAD = 4 * R };
-/* The tile's loops have constant trip counts; unrolled, its arrays are registers. */
-#define UNROLL _Pragma("GCC unroll 8")
 
 /* 32 values of x as x_j ~ d * (256*hi_j + lo_j), and s = d * sum_j (256*hi_j + lo_j).
  * hi is x rounded to 8 bits (llama.cpp's block_q8_1); lo is what that

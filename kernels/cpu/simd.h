@@ -11,6 +11,9 @@ static inline size_t pack_q_bytes(dtype dt) { return dt == DT_Q8_0 ? 32 * PACK_R
 const uint8_t *k_packed(const tensor *W);
 void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n);
 
+/* A tile's loops have constant trip counts; unrolled, its arrays are registers. */
+#define UNROLL _Pragma("GCC unroll 8")
+
 #ifdef __AVX2__
 #include <immintrin.h>
 

@@ -130,6 +130,9 @@ static void large_enough_to_run_in_parallel(void **state) {
     check(DT_Q8_0, 6, 512, 512);
     check(DT_Q4_1, 5, 512, 512);
     check(DT_F16, 6, 512, 512);
+    /* more tokens than one block of the float GEMM (64) */
+    check(DT_BF16, 70, 130, 200);
+    check(DT_F32, 130, 48, 96);
 }
 
 /* A tied embedding is read back out of the CPU's copy (k_unpack_row):
