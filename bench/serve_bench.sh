@@ -5,8 +5,10 @@
 # at the client (tests/server/load.py). Throughput rises with the batch while
 # each user's time per output token rises too: both are reported, with what
 # says where the rise stops: throughput over concurrency 1's, the mean batch
-# of an engine step and its time (/metrics), and the CPU the server and the
-# clients took (cores, from /proc and load.py: the clients share the machine).
+# of an engine step and its time (/metrics), the CPU the server and the
+# clients took (cores, from /proc and load.py: the clients share the machine),
+# and the tokens a CPU-second of the server's made (what other processes on
+# the cores do not change: where it stops rising, compute is the limit).
 # usage: bench/serve_bench.sh [MODEL_DIR] (default models/tiny-hi)
 # env: HIPATH (default build/hipath), MAX_TOKENS (64), LEVELS ("1 2 4 8 16 32"),
 #      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY (passive: see tests/check_load.sh)
@@ -38,8 +40,8 @@ snap() {
 }
 echo "model $MODEL, $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
-printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
-  "TPOT p50 ms" batch "step ms" "server CPU" "client CPU"
+printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
+  "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"
 for c in $LEVELS; do
   snap > $OUT/c$c.before
   python3 tests/server/load.py $URL --concurrency $c --requests $((c * PER_CLIENT)) \
@@ -53,9 +55,9 @@ def kv(name): return {k: float(v) for k, v in (l.split() for l in open(f"{out}/c
 b, a = kv("before"), kv("after")
 d = {k: a[k] - b[k] for k in a}
 steps = d["hipath_engine_steps_total"]
-print("%-12d %9d %9.0f %6.2f %12.1f %12.1f %12.2f %7.1f %8.2f %11.2f %11.2f" % (
+print("%-12d %9d %9.0f %6.2f %12.1f %12.1f %12.2f %7.1f %8.2f %11.2f %11.2f %10.0f" % (
     s["concurrency"], s["requests"], s["tokens_per_s"], s["tokens_per_s"] / s1["tokens_per_s"], s["ttft_p50_ms"], s["ttft_p99_ms"],
     s["tpot_p50_ms"], d["hipath_batch_size_sum"] / max(d["hipath_batch_size_count"], 1), s["wall_s"] / max(steps, 1) * 1e3,
-    d["cpu_s"] / s["wall_s"], s["client_cpu_s"] / s["wall_s"]))
+    d["cpu_s"] / s["wall_s"], s["client_cpu_s"] / s["wall_s"], s["tokens"] / max(d["cpu_s"], 1e-9)))
 PY
 done

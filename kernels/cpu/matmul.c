@@ -4,8 +4,9 @@
  * T == 1 (decode, GEMV): stream each weight row once, converting to f32 in
  * registers; the loop is memory-bound and its speed is the bandwidth.
  * T > 1 (prefill, batched decode, GEMM): keep four rows of W in cache and
- * reuse them for a block of tokens, so each weight byte is read from memory
- * once per block whatever T is. That reuse is what batching buys.
+ * reuse them for a block of up to 64 tokens, so each weight byte is read
+ * from memory once per block, not once per token. That reuse is what
+ * batching buys.
  * Block formats (Q8_0, Q4_0, Q4_1) go to quant_dot.c's integer kernels.
  * W is read from the CPU's copy when pack.c made one (2 MB pages).
  * The plain loop this computes is matmul_ref.c: read it first.
