@@ -170,7 +170,7 @@ tokenizer-r1:
 #   make hip-cpu          under AddressSanitizer + UBSan (tests/check_hip_cpu.sh, in make test)
 #   make hip-cpu-tsan     under ThreadSanitizer, where a missing barrier shows as a data race
 #   make hip-cpu-mutants  broken copies of the kernels, each of which must fail
-HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c layers/common/dtype.c
+HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c kernels/cpu/pack.c layers/common/dtype.c
 hip_cpu_obj = $(HIP_CPU_TWINS:%.c=build/hip-cpu/$(1)/%.o)
 HIP_CPU_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HIP_CPU_SAN_tsan := -fsanitize=thread

@@ -1,24 +1,33 @@
 #!/bin/sh
-# Serving throughput and latency of `hipath serve` at concurrency 1, 4, 16, 32:
-# streaming chat requests of a fixed length (ignore_eos, --max-tokens,
+# Serving throughput and latency of `hipath serve` at concurrency 1, 2, 4, 8,
+# 16, 32: streaming chat requests of a fixed length (ignore_eos, --max-tokens,
 # temperature 1 so the text keeps flowing past an end-of-turn), timed
 # at the client (tests/server/load.py). Throughput rises with the batch while
-# each user's time per output token rises too: both are reported.
+# each user's time per output token rises too: both are reported, with what
+# says where the rise stops: throughput over concurrency 1's, the mean batch
+# of an engine step and its time (/metrics), the CPU the server and the
+# clients took (cores, from /proc and load.py: the clients share the machine),
+# and the tokens a CPU-second of the server's made (what other processes on
+# the cores do not change: where it stops rising, compute is the limit).
 # usage: bench/serve_bench.sh [MODEL_DIR] (default models/tiny-hi)
-# env: HIPATH (default build/hipath), MAX_TOKENS (64), LEVELS ("1 4 16 32"),
-#      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY (passive: see tests/check_load.sh)
+# env: HIPATH (default build/hipath), MAX_TOKENS (64), LEVELS ("1 2 4 8 16 32"),
+#      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY (passive: see tests/check_load.sh),
+#      DEVICE (cpu: the batch's compute is this host's), TRACE (unset: --no-trace,
+#      the serving alone; 1: serve's default trace, whose cost then shows here)
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 MODEL=${1:-models/tiny-hi}
 MAX_TOKENS=${MAX_TOKENS:-64}
-LEVELS=${LEVELS:-"1 4 16 32"}
+LEVELS=${LEVELS:-"1 2 4 8 16 32"}
 PER_CLIENT=${REQUESTS_PER_CLIENT:-8}
+DEVICE=${DEVICE:-cpu}
+TRACE_OPT=$([ -n "$TRACE" ] && echo "--trace-db $OUT/serve.db" || echo --no-trace)
 OUT=build/serve_bench
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
 mkdir -p $OUT
 : >$OUT/server.log
-"$HIPATH" serve --model "$MODEL" --port 0 --max-batch 32 >$OUT/server.log 2>&1 &
+"$HIPATH" serve --model "$MODEL" --device $DEVICE $TRACE_OPT --port 0 --max-batch 32 >$OUT/server.log 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null' EXIT
 for i in $(seq 1 300); do
@@ -28,13 +37,31 @@ for i in $(seq 1 300); do
   sleep 0.1
 done
 URL=http://127.0.0.1:$PORT
-echo "model $MODEL, $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+# the server's CPU seconds so far, and its counters
+snap() {
+  awk -v hz="$(getconf CLK_TCK)" '{ print "cpu_s", ($14 + $15) / hz }' /proc/$PID/stat
+  curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total) '
+}
+echo "model $MODEL on $DEVICE ($TRACE_OPT), $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
-printf "%-12s %10s %12s %14s %14s %14s\n" concurrency requests "tokens/s" "TTFT p50 ms" "TTFT p99 ms" "TPOT p50 ms"
+printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
+  "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"
 for c in $LEVELS; do
-  python3 tests/server/load.py $URL --concurrency $c --requests $((c * PER_CLIENT)) --max-tokens $MAX_TOKENS \
-    --ignore-eos --temperature 1 --json $OUT/c$c.json >$OUT/c$c.txt || { cat $OUT/c$c.txt; exit 1; }
-  python3 -c "import json; s = json.load(open('$OUT/c$c.json')); print('%-12d %10d %12.0f %14.1f %14.1f %14.2f' % (s['concurrency'], s['requests'], s['tokens_per_s'], s['ttft_p50_ms'], s['ttft_p99_ms'], s['tpot_p50_ms']))"
+  snap > $OUT/c$c.before
+  python3 tests/server/load.py $URL --concurrency $c --requests $((c * PER_CLIENT)) \
+    --max-tokens $MAX_TOKENS --ignore-eos --temperature 1 --json $OUT/c$c.json >$OUT/c$c.txt || { cat $OUT/c$c.txt; exit 1; }
+  snap > $OUT/c$c.after
+  python3 - $OUT $c "$LEVELS" <<'PY'
+import json, sys
+out, c, first = sys.argv[1], sys.argv[2], sys.argv[3].split()[0]
+s, s1 = json.load(open(f"{out}/c{c}.json")), json.load(open(f"{out}/c{first}.json"))
+def kv(name): return {k: float(v) for k, v in (l.split() for l in open(f"{out}/c{c}.{name}"))}
+b, a = kv("before"), kv("after")
+d = {k: a[k] - b[k] for k in a}
+steps = d["hipath_engine_steps_total"]
+print("%-12d %9d %9.0f %6.2f %12.1f %12.1f %12.2f %7.1f %8.2f %11.2f %11.2f %10.0f" % (
+    s["concurrency"], s["requests"], s["tokens_per_s"], s["tokens_per_s"] / s1["tokens_per_s"], s["ttft_p50_ms"], s["ttft_p99_ms"],
+    s["tpot_p50_ms"], d["hipath_batch_size_sum"] / max(d["hipath_batch_size_count"], 1), s["wall_s"] / max(steps, 1) * 1e3,
+    d["cpu_s"] / s["wall_s"], s["client_cpu_s"] / s["wall_s"], s["tokens"] / max(d["cpu_s"], 1e-9)))
+PY
 done
-curl -s $URL/metrics | grep -E '^hipath_batch_size_(sum|count) ' | tr '\n' ' '
-echo

@@ -55,9 +55,10 @@ typedef struct {
     uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
     /* The backend's own copy of a weight matrix, made once at load (the
-     * CPU's is block-quantized rows interleaved for its vector units);
-     * 0, or -1 when out of memory. NULL: the backend reads the weights as
-     * stored. release_weights frees every copy. */
+     * CPU's is block-quantized rows interleaved for its vector units).
+     * 1: copied, and the backend reads W's bytes no more (the loader may
+     * drop the file's pages); 0: none made; -1: out of memory. NULL: the
+     * backend reads the weights as stored. release_weights frees every copy. */
     int  (*prepare_weight)(const tensor *W);
     void (*release_weights)(void);
 } backend;

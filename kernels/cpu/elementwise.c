@@ -4,10 +4,15 @@
 #include "kernels/cpu/simd.h"
 #include <math.h>
 
+/* A tied embedding is also the LM head: packed, its rows come from the copy
+ * (the file's pages are gone, pack.c). */
 void k_embedding(float *x, const tensor *E, const int *ids, int T) {
     int64_t dim = E->shape[1];
     size_t row = dtype_row_bytes(E->dt, dim);
-    for (int t = 0; t < T; t++) row_to_f32(x + t * dim, (const char *)E->data + (size_t)ids[t] * row, E->dt, dim);
+    const uint8_t *p = k_packed(E);
+    for (int t = 0; t < T; t++)
+        if (p) k_unpack_row(x + t * dim, p, E, ids[t]);
+        else row_to_f32(x + t * dim, (const char *)E->data + (size_t)ids[t] * row, E->dt, dim);
 }
 
 void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps) {

@@ -14,12 +14,13 @@
  * second costs more than it saves (the tiny model's layers are this small). */
 #define PARALLEL_MIN (1 << 18)
 
-/* Make the CPU's packed copy of a Q8_0 / Q4_0 / Q4_1 matrix W (pack.c),
- * once at load (the backends' prepare_weight); k_matmul then reads it
- * instead of W's bytes, which stay (the embedding reads them). A W that
- * does not fit (other dtype, rows not a multiple of 16, no data as in
- * analytic mode, no AVX512-VNNI) is left as it is. 0, or -1 when out of
- * memory. */
+/* Make the CPU's copy of a weight matrix W in 2 MB pages (pack.c), once
+ * at load (the backends' prepare_weight): F32 / F16 / BF16 rows as they
+ * are, Q8_0 / Q4_0 / Q4_1 rows interleaved for the AVX512-VNNI kernel.
+ * k_matmul and k_embedding then read it instead of W's bytes. A W that
+ * does not fit (no data as in analytic mode; a block format without
+ * AVX512-VNNI or with rows not a multiple of 16) is left as it is.
+ * 1: copied; 0: left; -1: out of memory. */
 int  k_pack(const tensor *W);
 /* Free every packed copy (release_weights: the model is freed). */
 void k_pack_reset(void);

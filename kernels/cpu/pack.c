@@ -1,7 +1,8 @@
 /*
- * pack.c -- the CPU's own copy of a block-quantized matrix, its rows
- * interleaved 16 at a time (what llama.cpp calls repacking; a GPU backend
- * likewise makes its own copy of the weights at load).
+ * pack.c -- the CPU's own copy of a weight matrix, in 2 MB pages: F32,
+ * F16 and BF16 rows as they are, block-quantized rows interleaved 16 at a
+ * time (what llama.cpp calls repacking; a GPU backend likewise makes its
+ * own copy of the weights at load).
  *
  * In the file each row's blocks follow one another. quant_dot.c's AVX512
  * kernel instead wants one 64-byte load to hold 4 weights of each of 16
@@ -15,13 +16,20 @@
  *      unsigned as the byte multiply wants.
  *   d  the 16 rows' fp16 scales; Q4_1 also m, their 16 fp16 minimums.
  * A group of 16 rows keeps all its blocks' q, then all d, then all m: three
- * sequential streams. The copy has exactly the file's byte count.
+ * sequential streams. A copy has exactly the file's byte count. It
+ * replaces the file's bytes rather than sitting beside them: the embedding,
+ * when it is also the LM head (tied), reads its rows back out of the copy
+ * (k_unpack_row), so the loader drops the file's pages (bind.c).
  *
  * The copies are kept here, found by the address of the file's bytes, for
  * the model bound last (model_bind starts with k_pack_reset). They live in
- * chunks of 2 MB pages: decode streams all of them every token, and the
- * hardware prefetcher stops at every page boundary (SmolLM2, one thread,
- * all matmuls of a token: 11-14 ms on 4 KB pages, 9.5-10 ms on 2 MB).
+ * chunks of 2 MB pages: decode streams all of them every token, and with
+ * 4 KB pages the loads wait on the TLB and the hardware prefetcher stops
+ * at every page boundary (SmolLM2, one thread, all matmuls of a token:
+ * 11-14 ms on 4 KB pages, 9.5-10 ms on 2 MB; a bf16 row stream, one
+ * thread: 12.3 GB/s from the file's mapping, 14.4 from 2 MB pages). The
+ * file's mapping gets 2 MB pages only where the page cache happens to
+ * hold 2 MB folios: a third to three quarters of it, from run to run.
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"
@@ -34,7 +42,7 @@ typedef struct { const void *src; dtype dt; int N, K; uint8_t *p; } packed;
 static packed *table;   /* open addressing on src; cap a power of two */
 static int n_packed, cap;
 
-enum { PAGE = 1 << 21, CHUNK = 16 * PAGE };
+enum { PAGE = 1 << 21, CHUNK = 128 * PAGE };   /* a chunk's last page is part used: few chunks, little waste */
 typedef struct { uint8_t *p; size_t used, size; } region;
 static region *chunk;   /* the last one is filling */
 static int n_chunks;
@@ -90,39 +98,64 @@ static int insert(packed e) {
     return 0;
 }
 
-/* One file block (row r, block b) into its place in group g's streams. */
-static void pack_block(uint8_t *q, uint8_t *d, uint8_t *m, const uint8_t *blk, dtype dt, int r) {
-    memcpy(d + 2 * r, blk, 2);
-    if (dt == DT_Q8_0) {
-        for (int j = 0; j < 32; j++) q[64 * (j / 4) + 4 * r + j % 4] = (uint8_t)(blk[2 + j] ^ 0x80);
-        return;
-    }
-    const uint8_t *nib = blk + (dt == DT_Q4_1 ? 4 : 2);   /* byte j: q[j] low, q[j+16] high, as here */
-    if (dt == DT_Q4_1) memcpy(m + 2 * r, blk + 2, 2);
-    for (int j = 0; j < 16; j++) q[64 * (j / 4) + 4 * r + j % 4] = nib[j];
+/* One byte between the copy and the file, whichever way: flip is Q8_0's
+ * +128 (the sign bit), its own inverse. */
+static inline void move(uint8_t *copy, uint8_t *file, int pack, uint8_t flip) {
+    if (pack) *copy = *file ^ flip;
+    else *file = *copy ^ flip;
 }
 
-/* only quant_dot.c's AVX512-VNNI kernel reads the copies */
+/* Row r's block between the file's bytes blk and its places in a group's
+ * streams q, d, m: into them (pack), or back out. */
+static void move_block(uint8_t *q, uint8_t *d, uint8_t *m, uint8_t *blk, dtype dt, int r, int pack) {
+    int nq = dt == DT_Q8_0 ? 32 : 16, at = dt == DT_Q4_1 ? 4 : 2;   /* Q4: byte j, q[j] low and q[j+16] high, as here */
+    for (int i = 0; i < 2; i++) {
+        move(d + 2 * r + i, blk + i, pack, 0);
+        if (dt == DT_Q4_1) move(m + 2 * r + i, blk + 2 + i, pack, 0);
+    }
+    for (int j = 0; j < nq; j++) move(q + 64 * (j / 4) + 4 * r + j % 4, blk + at + j, pack, dt == DT_Q8_0 ? 0x80 : 0);
+}
+
+/* Row n's block b: where its q, d and m lie in the copy p of W. */
+static void block_at(uint8_t *p, const tensor *W, int64_t n, int b, uint8_t **q, uint8_t **d, uint8_t **m) {
+    int nb = (int)W->shape[1] / 32;
+    uint8_t *g = p + n / PACK_ROWS * PACK_ROWS * dtype_row_bytes(W->dt, W->shape[1]);
+    *q = g + b * pack_q_bytes(W->dt);
+    *d = g + nb * pack_q_bytes(W->dt) + b * 2 * PACK_ROWS;
+    *m = *d + nb * 2 * PACK_ROWS;
+}
+
+void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n) {
+    uint8_t blk[34], *q, *d, *m;
+    if (dtype_block(W->dt) == 1) { row_to_f32(dst, p + n * dtype_row_bytes(W->dt, W->shape[1]), W->dt, W->shape[1]); return; }
+    for (int b = 0; b < W->shape[1] / 32; b++) {
+        block_at((uint8_t *)p, W, n, b, &q, &d, &m);
+        move_block(q, d, m, blk, W->dt, (int)(n % PACK_ROWS), 0);
+        row_to_f32(dst + 32 * b, blk, W->dt, 32);
+    }
+}
+
+/* only quant_dot.c's AVX512-VNNI kernel reads the interleaved copies */
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-enum { CAN_PACK = 1 };
+enum { CAN_INTERLEAVE = 1 };
 #else
-enum { CAN_PACK = 0 };
+enum { CAN_INTERLEAVE = 0 };
 #endif
 
 int k_pack(const tensor *W) {
     dtype dt = W->dt;
-    int N = (int)W->shape[0], K = (int)W->shape[1];
-    if (!CAN_PACK || !W->data || (dt != DT_Q8_0 && dt != DT_Q4_0 && dt != DT_Q4_1) || W->ndim != 2 || N % PACK_ROWS || K % 32 || k_packed(W)) return 0;
-    int nb = K / 32;
-    size_t row = dtype_row_bytes(dt, K), bytes = row * N, qb = pack_q_bytes(dt);
-    uint8_t *p = take(bytes);
+    int N = (int)W->shape[0], K = (int)W->shape[1], block = dtype_block(dt) == 32;
+    if (k_packed(W)) return 1;
+    if (!W->data || W->ndim != 2 || dt == DT_I32 || (block && (!CAN_INTERLEAVE || N % PACK_ROWS || K % 32))) return 0;
+    size_t row = dtype_row_bytes(dt, K);
+    uint8_t *p = take(row * N), *q, *d, *m;
     if (!p || insert((packed){ W->data, dt, N, K, p })) return -1;
-    for (int g = 0; g < N / PACK_ROWS; g++) {
-        uint8_t *q = p + g * PACK_ROWS * row, *d = q + nb * qb, *m = d + nb * 2 * PACK_ROWS;
-        for (int r = 0; r < PACK_ROWS; r++)
-            for (int b = 0; b < nb; b++)
-                pack_block(q + b * qb, d + b * 2 * PACK_ROWS, m + b * 2 * PACK_ROWS,
-                           (const uint8_t *)W->data + (g * PACK_ROWS + r) * row + dtype_row_bytes(dt, 32) * b, dt, r);
-    }
-    return 0;
+    if (!block) memcpy(p, W->data, row * N);
+    else
+        for (int n = 0; n < N; n++)
+            for (int b = 0; b < K / 32; b++) {   /* the file's bytes are only read: pack never writes blk */
+                block_at(p, W, n, b, &q, &d, &m);
+                move_block(q, d, m, (uint8_t *)W->data + n * row + dtype_row_bytes(dt, 32) * b, dt, n % PACK_ROWS, 1);
+            }
+    return 1;
 }

@@ -40,8 +40,6 @@ enum { R = 4, C = 4 };   /* tile: weight rows x tokens */
  * prefetcher alone left the loads waiting: decode on one core went from 30
  * to 60 tok/s with this. */
 enum { AHEAD = 4 * R };
-/* The tile's loops have constant trip counts; unrolled, its arrays are registers. */
-#define UNROLL _Pragma("GCC unroll 8")
 
 /* 32 values of x as x_j ~ d * (256*hi_j + lo_j), and s = d * sum_j (256*hi_j + lo_j).
  * hi is x rounded to 8 bits (llama.cpp's block_q8_1); lo is what that
@@ -182,8 +180,8 @@ void row_block(float *y, const uint8_t *w, size_t row, dtype dt, const xblock *x
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 /* Ask for every line of q this many blocks before it is used: 8 KB ahead
  * (Q4), past the group's end into the next group's, which the same thread
- * does next (static schedule), or into the next matrix (pack.c lays them
- * out in the order forward uses them). Measured on SmolLM2, one thread, all
+ * does next (static schedule), or into the next matrix (bind.c packs them
+ * in the order forward uses them, but the LM head first). Measured on SmolLM2, one thread, all
  * matmuls of a token: 10.7 ms without, 9.2 with one line 4 blocks ahead,
  * 8.9 with every line 4 ahead, 6.6-7.1 with 32. */
 enum { PACK_AHEAD = 32 };

@@ -4,10 +4,15 @@
 #include "layers/common/tensor.h"
 
 /* pack.c: rows interleaved this many at a time; bytes of q per block of a
- * group; the packed copy of W, or NULL when it has none. */
+ * group; the packed copy of W, or NULL when it has none; row n of W as f32
+ * from its copy p. */
 enum { PACK_ROWS = 16 };
 static inline size_t pack_q_bytes(dtype dt) { return dt == DT_Q8_0 ? 32 * PACK_ROWS : 16 * PACK_ROWS; }
 const uint8_t *k_packed(const tensor *W);
+void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n);
+
+/* A tile's loops have constant trip counts; unrolled, its arrays are registers. */
+#define UNROLL _Pragma("GCC unroll 8")
 
 #ifdef __AVX2__
 #include <immintrin.h>

@@ -15,7 +15,8 @@
 void ops_set_where(int64_t req, int64_t step);
 
 /* The backend's own copies of the weights: made once when a model is bound,
- * freed with it (see backend.h's prepare_weight). 0, or -1: out of memory. */
+ * freed with it (see backend.h's prepare_weight). 1: copied, W's bytes are
+ * read no more; 0: none; -1: out of memory. */
 int  op_prepare_weight(const tensor *W);
 void op_release_weights(void);
 

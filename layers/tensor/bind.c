@@ -45,22 +45,28 @@ static const float *need_vec(binder *b, const char *name, int64_t n) {
 
 /* The backend's own copy of every matrix it wants one of (the CPU's: the
  * block-quantized ones, rows interleaved for the vector units, in
- * kernels/cpu/pack.c: the weights' size again in memory, for decode twice
- * as fast). */
+ * kernels/cpu/pack.c, for decode twice as fast). A copy replaces the
+ * file's bytes: their pages are dropped at once, so the weights are in
+ * memory once, and the peak is the copies plus one matrix. */
 static int prepare1(const tensor *W, char *err, int errlen) {
-    if (!op_prepare_weight(W)) return 0;
+    int rc = op_prepare_weight(W);
+    if (rc > 0) weights_release(W->data, W->nbytes);
+    if (rc >= 0) return 0;
     snprintf(err, errlen, "out of memory copying %s for the backend", W->name);
     return -1;
 }
+/* The LM head first: the largest matrix (often the embedding too) is
+ * copied while nothing else is. */
 static int prepare(const model *m, char *err, int errlen) {
     op_release_weights();
+    if (prepare1(m->w.lm_head, err, errlen)) return -1;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
         const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down };
         for (size_t i = 0; i < sizeof W / sizeof W[0]; i++)
             if (prepare1(W[i], err, errlen)) return -1;
     }
-    return prepare1(m->w.lm_head, err, errlen);
+    return 0;
 }
 
 #define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)

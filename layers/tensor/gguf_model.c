@@ -147,6 +147,7 @@ int model_load_gguf(model *m, const char *file, char *err, int errlen) {
     if (rc == 0) rc = gguf_config(&m->cfg, &g, err, errlen);
     if (rc == 0) rc = add_tensors(&m->files, &g, err, errlen);
     if (rc == 0 && !(m->tokenizer_path = strdup(file))) { snprintf(err, errlen, "%s: out of memory", file); rc = -1; }
+    if (rc == 0) weights_release(base, g.data_start);   /* the metadata, parsed: the tokenizer maps its own */
     gguf_close(&g);
     return rc;
 }

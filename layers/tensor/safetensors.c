@@ -153,6 +153,12 @@ size_t weights_bytes(const weights *w) {
     return s;
 }
 
+void weights_release(const void *p, size_t n) {
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)p + page - 1) / page * page,
+              b = ((uintptr_t)p + n) / page * page;
+    if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);   /* a read-only private mapping: nothing is lost */
+}
+
 void weights_free(weights *w) {
     for (int i = 0; i < w->n; i++) free((char *)w->t[i].name);
     free(w->t);

@@ -34,6 +34,10 @@ int weights_check(const weights *w, int first, const void *base, const char *pat
 int weights_add(weights *w, tensor t);
 const tensor *weights_find(const weights *w, const char *name);
 size_t weights_bytes(const weights *w);
+/* Drop the pages wholly inside n bytes at p from this process: a copy has
+ * replaced them, or they are read no more. They stay in the page cache,
+ * and come back from it if read again; only the resident size falls. */
+void weights_release(const void *p, size_t n);
 void weights_free(weights *w);
 
 /* mmap a whole file read-only; used by the loaders. */

@@ -115,11 +115,11 @@ def main():
             with lock:
                 results.append(r)
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     ts = [threading.Thread(target=client) for _ in range(a.concurrency)]
     for t in ts: t.start()
     for t in ts: t.join()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
     errors = [r for r in results if r["error"] or r["status"] != 200]
     mismatches = [r for r in results if a.check and not r["error"] and r["text"] != ref[r["prompt"]]]
@@ -127,7 +127,7 @@ def main():
     ttft = [r["ttft"] for r in results if r["ttft"] is not None]
     tpot = [r["tpot"] for r in results if r.get("tpot") is not None]
     s = {"concurrency": a.concurrency, "requests": len(results), "errors": len(errors), "mismatches": len(mismatches),
-         "wall_s": wall, "tokens": tokens, "tokens_per_s": tokens / wall, "requests_per_s": len(results) / wall,
+         "wall_s": wall, "client_cpu_s": cpu, "tokens": tokens, "tokens_per_s": tokens / wall, "requests_per_s": len(results) / wall,
          "ttft_p50_ms": pct(ttft, 50) * 1e3, "ttft_p99_ms": pct(ttft, 99) * 1e3, "tpot_p50_ms": pct(tpot, 50) * 1e3}
     print("concurrency %(concurrency)d: %(requests)d requests in %(wall_s).1f s, %(errors)d errors, %(mismatches)d mismatches; "
           "%(tokens_per_s).0f tokens/s, TTFT p50 %(ttft_p50_ms).1f ms p99 %(ttft_p99_ms).1f ms, TPOT p50 %(tpot_p50_ms).2f ms" % s)
