@@ -3,7 +3,7 @@ usage: python3 security.py PORT ROOT KEY_PORT KEY
 PORT serves the static folder ROOT (a copy with planted symlinks) and no key;
 KEY_PORT serves with --api-key KEY. Raw sockets send the paths byte for
 byte (no client normalises them). Prints ok/FAIL per check; exit 1 on any FAIL."""
-import json, socket, sys
+import json, socket, sys, time
 
 port, root, key_port, key = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 failed = 0
@@ -94,6 +94,22 @@ for body, ctype, want in [(b"{not json", "application/json", 400), (b'{"build_ms
 st, hs, out = http(port, "POST", "/api/labs/1/run?device=h100;rm", {"Content-Type": "application/json"})
 check(st == 400, f"POST /api/labs/1/run with a bad profile -> {st}")
 check(http(port, "GET", "/api/runs")[0] == 200, "the trace is still readable after all that")
+
+# A lab run from the page holds no connection's thread: it answers 202 at
+# once, and while it runs every other request is answered (each on a new
+# connection, spread over the server's threads).
+st, hs, out = http(port, "POST", "/api/labs/1/run?device=h100")
+check(st == 202 and json.loads(out).get("status") == "running", f"POST /api/labs/1/run?device=h100 -> {st} {out[:80]!r}")
+check(http(port, "POST", "/api/labs/2/run?device=h100")[0] == 409, "a second lab run while one runs -> 409")
+answered = [http(port, "GET", "/api/info")[0] for _ in range(16)]
+st = http(port, "GET", "/api/labs/1?device=h100")[0]
+check(answered == [200] * 16, f"16 requests answered while the lab ran (still running after them: {st == 202})")
+for _ in range(600):
+    st, hs, out = http(port, "GET", "/api/labs/1?device=h100")
+    if st != 202:
+        break
+    time.sleep(0.5)
+check(st == 200 and json.loads(out).get("result"), f"then GET /api/labs/1?device=h100 -> {st} with its result")
 
 # The API key guards /v1/ and /api/ alike; the pages themselves are not secret.
 auth = {"Authorization": "Bearer " + key}

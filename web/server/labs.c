@@ -8,7 +8,9 @@
  * started again with a fixed argument list, into LABS/web/labN-PROFILE/:
  * every device time in it is modeled from that profile. Paths are made
  * from N and a profile name that must be a known profile's; one lab runs
- * at a time.
+ * at a time, on a thread of its own: the POST answers 202 at once, and a
+ * GET of that lab and profile answers 202 {"status": "running"} until the
+ * result is there (or the run's error).
  */
 #include "web/server/web_int.h"
 #include "layers/common/file.h"
@@ -157,7 +159,10 @@ static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
     posix_spawnattr_setsigdefault(&at, &all);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
-    int rc = posix_spawn(&pid, w->exe, &fa, &at, argv, environ);
+    pthread_mutex_lock(&w->lab_mu);   /* web_labs_stop sees the pid or stops it from starting */
+    int rc = w->lab_stopping ? ECANCELED : posix_spawn(&pid, w->exe, &fa, &at, argv, environ);
+    if (!rc) w->lab_pid = pid;
+    pthread_mutex_unlock(&w->lab_mu);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc) return snprintf(err, errlen, "cannot start %.300s: %s", w->exe, strerror(rc)), -1;
@@ -173,6 +178,74 @@ static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
     kill(pid, SIGTERM);
     waitpid(pid, &status, 0);
     return snprintf(err, errlen, "hipath lab %d --device %s took over %d s and was stopped", n, device, RUN_LIMIT_S), -1;
+}
+
+typedef struct { web *w; int n; char dev[48]; } lab_job;
+
+static void *lab_thread(void *arg) {
+    lab_job *j = arg;
+    char err[512] = "";
+    int rc = run_lab(j->w, j->n, j->dev, err, sizeof err);
+    pthread_mutex_lock(&j->w->lab_mu);
+    j->w->lab_state = rc ? LAB_FAILED : LAB_DONE;
+    j->w->lab_pid = 0;
+    snprintf(j->w->lab_err, sizeof j->w->lab_err, "%s", err);
+    pthread_mutex_unlock(&j->w->lab_mu);
+    free(j);
+    return NULL;
+}
+
+/* POST /api/labs/N/run?device=D: 202 once the run has started. */
+static enum MHD_Result start(web *w, struct MHD_Connection *c, int n, const char *dev) {
+    lab_job *j = malloc(sizeof *j);
+    if (!j) return web_fail(c, 500, "server_error", NULL, "out of memory");
+    *j = (lab_job){ .w = w, .n = n };
+    snprintf(j->dev, sizeof j->dev, "%s", dev);
+    pthread_mutex_lock(&w->lab_mu);
+    if (w->lab_state == LAB_RUNNING) {
+        pthread_mutex_unlock(&w->lab_mu);
+        free(j);
+        return web_fail(c, 409, "lab_running", NULL, "lab %d is running on sim:%s; try again when it is done", w->lab_n, w->lab_dev);
+    }
+    if (w->lab_state != LAB_NONE) pthread_join(w->lab_thread, NULL);   /* the last run's, ended */
+    w->lab_state = LAB_RUNNING;
+    w->lab_n = n;
+    snprintf(w->lab_dev, sizeof w->lab_dev, "%s", dev);
+    int rc = pthread_create(&w->lab_thread, NULL, lab_thread, j);
+    if (rc) w->lab_state = LAB_NONE;
+    pthread_mutex_unlock(&w->lab_mu);
+    if (rc) { free(j); return web_fail(c, 500, "server_error", NULL, "cannot start a thread for the lab"); }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "lab", n);
+    cJSON_AddStringToObject(o, "device", dev);
+    cJSON_AddStringToObject(o, "status", "running");
+    return web_json(c, 202, o);
+}
+
+/* GET /api/labs/N?device=D while that run is going (202) or after it failed (500). */
+static int pending(web *w, struct MHD_Connection *c, int n, const char *dev, enum MHD_Result *r) {
+    pthread_mutex_lock(&w->lab_mu);
+    int mine = *dev && w->lab_n == n && !strcmp(w->lab_dev, dev), state = w->lab_state;
+    char err[512];
+    snprintf(err, sizeof err, "%s", w->lab_err);
+    pthread_mutex_unlock(&w->lab_mu);
+    if (!mine || (state != LAB_RUNNING && state != LAB_FAILED)) return 0;
+    if (state == LAB_FAILED) { *r = web_fail(c, 500, "lab_failed", NULL, "%s", err); return 1; }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "lab", n);
+    cJSON_AddStringToObject(o, "device", dev);
+    cJSON_AddStringToObject(o, "status", "running");
+    *r = web_json(c, 202, o);
+    return 1;
+}
+
+void web_labs_stop(web *w) {
+    pthread_mutex_lock(&w->lab_mu);
+    w->lab_stopping = 1;
+    if (w->lab_state == LAB_RUNNING && w->lab_pid > 0) kill(w->lab_pid, SIGTERM);   /* run_lab then reaps it */
+    int started = w->lab_state != LAB_NONE;
+    pthread_mutex_unlock(&w->lab_mu);
+    if (started) pthread_join(w->lab_thread, NULL);
 }
 
 /* GET /api/labs: which results exist. */
@@ -208,11 +281,7 @@ enum MHD_Result web_labs(web *w, struct MHD_Connection *c, const char *method, c
         return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
     const char *dev = device_param(c, &r);
     if (!dev) return r;
-    if (!run) return result(w, c, n, dev);
+    if (!run) return pending(w, c, n, dev, &r) ? r : result(w, c, n, dev);
     if (!*dev) return web_fail(c, 400, "invalid_parameter", "device", "say which profile: device=PROFILE");
-    if (pthread_mutex_trylock(&w->lab_mu)) return web_fail(c, 409, "lab_running", NULL, "another lab is running; try again when it is done");
-    char err[512];
-    int rc = run_lab(w, n, dev, err, sizeof err);
-    pthread_mutex_unlock(&w->lab_mu);
-    return rc ? web_fail(c, 500, "lab_failed", NULL, "%s", err) : result(w, c, n, dev);
+    return start(w, c, n, dev);
 }

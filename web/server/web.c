@@ -74,6 +74,7 @@ int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const ch
 void web_close(web *w) {
     if (!w) return;
     web_cap_stop(w);
+    web_labs_stop(w);
     if (w->root_fd >= 0) close(w->root_fd);
     pthread_mutex_destroy(&w->report_mu);
     pthread_mutex_destroy(&w->lab_mu);

@@ -10,6 +10,9 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/types.h>
+
+enum { LAB_NONE, LAB_RUNNING, LAB_DONE, LAB_FAILED };
 
 struct web {
     char root[4096];        /* realpath of the static folder */
@@ -21,7 +24,16 @@ struct web {
     char exe[4096];         /* this program, to run a lab */
     double cap_mb;
     pthread_mutex_t report_mu;   /* one browser report at a time (check, record, flush) */
-    pthread_mutex_t lab_mu;      /* one lab run at a time */
+    /* The lab run started from the page: one at a time, on a thread of its
+     * own, so that no connection's thread waits for it. Under lab_mu. */
+    pthread_mutex_t lab_mu;
+    pthread_t lab_thread;
+    int lab_state;               /* LAB_NONE, LAB_RUNNING, LAB_DONE, LAB_FAILED */
+    int lab_n;
+    char lab_dev[48];
+    pid_t lab_pid;               /* the running lab's process, 0 before it starts */
+    char lab_err[512];           /* why it failed */
+    int lab_stopping;            /* web_close: no lab starts now */
     pthread_t capper;
     int capping;
     pthread_mutex_t cap_mu;
@@ -53,6 +65,8 @@ enum MHD_Result web_api(web *w, struct MHD_Connection *c, const char *method, co
                         const char *body, size_t len);
 enum MHD_Result web_report(web *w, struct MHD_Connection *c, int64_t request, const char *body, size_t len);
 enum MHD_Result web_labs(web *w, struct MHD_Connection *c, const char *method, const char *rest);
+/* Stops a lab run from the page, if one is going, and waits for its thread. */
+void web_labs_stop(web *w);
 enum MHD_Result web_perfetto(web *w, struct MHD_Connection *c, int64_t run, int64_t request);
 
 /* The first and last ns of a request's events in run (0 when it has none). */

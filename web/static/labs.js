@@ -135,7 +135,9 @@ async function show(device) {
   charts.textContent = "";
   status.textContent = hp.t("loading");
   try {
-    doc = await hp.api(`/api/labs/${N}${device ? "?device=" + device : ""}`);
+    const d = await hp.api(`/api/labs/${N}${device ? "?device=" + device : ""}`);
+    if (d.status === "running") { status.textContent = hp.t("running"); return; }
+    doc = d;
     status.textContent = `${doc.result.device}${device ? "" : " · " + hp.t("default_run")}`;
   } catch (e) {
     status.textContent = e.status === 404 && device ? `sim:${device}: ${hp.t("notrun")}` : e.message;
@@ -166,7 +168,13 @@ async function main() {
   run.onclick = async () => {
     run.disabled = true;
     document.getElementById("status").textContent = hp.t("running");
-    try { await hp.api(`/api/labs/${N}/run?device=${sel.value}`, { method: "POST" }); await show(sel.value); }
+    try {
+      // The server runs it on a thread of its own: 202 until the result is there.
+      await hp.api(`/api/labs/${N}/run?device=${sel.value}`, { method: "POST" });
+      while ((await hp.api(`/api/labs/${N}?device=${sel.value}`)).status === "running")
+        await new Promise(done => setTimeout(done, 1000));
+      await show(sel.value);
+    }
     catch (e) { document.getElementById("status").textContent = e.message; }
     label();
   };
