@@ -13,7 +13,8 @@
 # env: HIPATH (default build/hipath), MAX_TOKENS (64), LEVELS ("1 2 4 8 16 32"),
 #      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY (passive: see tests/check_load.sh),
 #      DEVICE (cpu: the batch's compute is this host's), TRACE (unset: --no-trace,
-#      the serving alone; 1: serve's default trace, whose cost then shows here)
+#      the serving alone; 1: serve's default trace, whose cost then shows here),
+#      SERVE_ARGS (more options for hipath serve, e.g. "--kv-cache-mb 256")
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 MODEL=${1:-models/tiny-hi}
@@ -21,13 +22,13 @@ MAX_TOKENS=${MAX_TOKENS:-64}
 LEVELS=${LEVELS:-"1 2 4 8 16 32"}
 PER_CLIENT=${REQUESTS_PER_CLIENT:-8}
 DEVICE=${DEVICE:-cpu}
-TRACE_OPT=$([ -n "$TRACE" ] && echo "--trace-db $OUT/serve.db" || echo --no-trace)
 OUT=build/serve_bench
+TRACE_OPT=$([ -n "$TRACE" ] && echo "--trace-db $OUT/serve.db" || echo --no-trace)
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
 mkdir -p $OUT
 : >$OUT/server.log
-"$HIPATH" serve --model "$MODEL" --device $DEVICE $TRACE_OPT --port 0 --max-batch 32 >$OUT/server.log 2>&1 &
+"$HIPATH" serve --model "$MODEL" --device $DEVICE $TRACE_OPT --port 0 --max-batch 32 $SERVE_ARGS >$OUT/server.log 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null' EXIT
 for i in $(seq 1 300); do
@@ -42,7 +43,7 @@ snap() {
   awk -v hz="$(getconf CLK_TCK)" '{ print "cpu_s", ($14 + $15) / hz }' /proc/$PID/stat
   curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total) '
 }
-echo "model $MODEL on $DEVICE ($TRACE_OPT), $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
 printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
   "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"
