@@ -437,6 +437,9 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
         *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
         s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
         if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
+        /* the batch can be no larger than the requests this holds: say it */
+        fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f kB a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
+                per_token / 1e3, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
         return 0;
     }
     double weights = (double)weights_bytes(&s->m.files);
