@@ -53,11 +53,13 @@ static int get_bool(cJSON *o, const char *name, int *out, api_error *e) {
     return 0;
 }
 
+/* A sampling parameter, checked as the sampler will hold it (a float: a
+ * top_p of 1e-50 is 0 there, and must be refused as 0 is). */
 static int get_number(cJSON *o, const char *name, double lo, double hi, int lo_open, double *out, api_error *e) {
     cJSON *f = field(o, name);
     if (!f) return 0;
     if (!cJSON_IsNumber(f)) return BAD(name, "'%s' must be a number", name);
-    double v = f->valuedouble;
+    double v = (float)f->valuedouble;
     if (!(lo_open ? v > lo : v >= lo) || !(v <= hi))
         return BAD(name, "'%s' must be in %s%g, %g], got %g", name, lo_open ? "(" : "[", lo, hi, v);
     *out = v;

@@ -105,6 +105,7 @@ def errors(host, port, key, max_len):
     expect_error("temperature a string", chat({"messages": hi, "temperature": "hot"}), 400, "temperature")
     expect_error("top_p 0", chat({"messages": hi, "top_p": 0}), 400, "top_p")
     expect_error("top_p 1.5", chat({"messages": hi, "top_p": 1.5}), 400, "top_p")
+    expect_error("top_p 1e-50 (0 as the sampler's float)", chat({"messages": hi, "top_p": 1e-50}), 400, "top_p")
     expect_error("n 2", chat({"messages": hi, "n": 2}), 400, "n")
     expect_error("stream a string", chat({"messages": hi, "stream": "yes"}), 400, "stream")
     expect_error("stop a number", chat({"messages": hi, "stop": 3}), 400, "stop")
