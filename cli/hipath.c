@@ -2,6 +2,7 @@
  * hipath.c -- the command line: one subcommand per job.
  */
 #include "cli/cli.h"
+#include "layers/client/client.h"
 #include "layers/runtime/runtime.h"
 #include "trace/db_index.h"
 #include "trace/trace.h"
@@ -136,6 +137,7 @@ static void passive_openmp(char **argv) {
 
 int main(int argc, char **argv) {
     passive_openmp(argv);
+    client_init();   /* before any thread: libcurl asks for that */
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)

@@ -11,6 +11,8 @@
 #include <time.h>
 
 static double now_s(void) { return trace_now_ns() * 1e-9; }
+
+void client_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 /* Timeouts are on this host's clock: the trace's may be virtual (docs/timing.md). */
 static double wall_s(void) {
     struct timespec t;

@@ -49,6 +49,11 @@ typedef struct {
     char error[512];
 } chat_result;
 
+/* Once, before any thread starts: libcurl's global set-up (it loads TLS:
+ * done lazily inside the first request, it is not thread-safe, and its
+ * CPU time would land in that request's slice). */
+void client_init(void);
+
 /* 0, or -1 with r->error set (transport failure, a timeout, HTTP error,
  * error chunk, a reply past the client's limits). */
 int  client_chat(const chat_request *q, chat_result *r);
