@@ -39,7 +39,7 @@ static const struct { int layer, dir; const char *sql; } WHAT[] = {
                    "WHERE s.run_id = ?1 AND s.layer = 1 AND s.direction = 'up' AND a.key = 'bytes'" },
     { 2, DIR_UP,   "SELECT count(*) || ' copies D2H, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e3) || ' kB' FROM s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'up' AND a.key = 'bytes'" },
-    { 4, DIR_UP,   "SELECT count(*) || ' tokens sampled at temperature ' || max(CASE a.key WHEN 'temperature' THEN a.value END) || "
+    { 4, DIR_UP,   "SELECT count(*) || ' tokens sampled at temperature ' || printf('%g', max(CASE a.key WHEN 'temperature' THEN a.value END)) || "
                    "(SELECT CASE WHEN count(*) THEN ', each replaced by the forced reply''s id (--reply)' ELSE '' END FROM s "
                     " WHERE run_id = ?1 AND name = 'teacher_forced') FROM s "
                    "JOIN args a ON a.slice_id = s.id AND a.key = 'temperature' WHERE s.run_id = ?1 AND s.layer = 4 AND s.name = 'sample'" },

@@ -134,6 +134,9 @@ async function chinese(browser) {
   await page.goto(base + "/trace/1");
   await page.waitForSelector("body[data-timeline=drawn]", { timeout: 60000 });
   await page.waitForSelector("#journey tr");
+  const whats = await page.$$eval("#journey tr td:last-child", t => t.map(x => x.textContent));
+  const english = whats.filter(w => !/[\u4e00-\u9fff]/.test(w));
+  check(whats.length >= 10 && !english.length, `the journey's ${whats.length} rows say what happened in Chinese (${english.length} do not: ${english.join(" | ")})`);
   await page.screenshot({ path: `${out}/trace.zh.png`, fullPage: true });
   await page.click("#lang");
   const en = await page.$$eval("header nav a", a => a.map(x => x.textContent));

@@ -52,6 +52,28 @@ const WORDS = {
     legend_measured: "实测（主机或 GPU 时钟）", legend_modeled: "建模（设备参数）", legend_mixed: "混合（含建模的等待）",
     legend_bin: "此缩放下太小无法单独绘制（每像素计数）", legend_flow: "流箭头（请求的路径）",
     journey: "旅程", layer: "层", dir: "方向", time: "时间", clock: "时钟", share: "占比", what: "数据经历了什么",
+    // The journey's "what happened to the data", which the server writes in
+    // English (trace/journey.c, as `hipath run` prints it): pattern, Chinese.
+    journey_what: [
+      [/^POST (\S+) B of JSON to (\S+)$/, "POST $1 字节的 JSON 到 $2"],
+      [/^chat template \+ BPE -> (\S+) ids (.*)$/s, "聊天模板 + BPE -> $1 个 id $2"],
+      [/^queued, admitted; (\S+) engine steps \(1 prefill \+ (\S+) decode\), (\S+) KV block\(s\)$/,
+       "排队、准入；$1 个引擎步（1 个 prefill + $2 个 decode），$3 个 KV 块"],
+      [/^(\S+) forward passes; (.*), weights (\S+)$/, "$1 次前向计算；$2，权重 $3"],
+      [/^(\S+) ops: (\S+) GFLOP, (\S+) MB moved$/, "$1 个算子：$2 GFLOP，搬运 $3 MB"],
+      [/^(\S+) kernel launches, (\S+) wavefronts$/, "$1 次 kernel 启动，$2 个 wavefront"],
+      [/^(\S+) copies H2D, (\S+) MB$/, "$1 次 H2D 拷贝，$2 MB"],
+      [/^(\S+) kernels and copies on (.*), modeled$/, "$2 上的 $1 个 kernel 与拷贝，建模"],
+      [/^(\S+) kernels and copies on (.*), measured$/, "$2 上的 $1 个 kernel 与拷贝，实测"],
+      [/^(\S+) copies D2H \(logits\), (\S+) kB$/, "$1 次 D2H 拷贝（logits），$2 kB"],
+      [/^(\S+) copies D2H, (\S+) kB$/, "$1 次 D2H 拷贝，$2 kB"],
+      [/^(\S+) tokens sampled at temperature (\S+), each replaced by the forced reply's id \(--reply\)$/,
+       "以温度 $2 采样 $1 个词元，每个都换成强制回复的 id（--reply）"],
+      [/^(\S+) tokens sampled at temperature (\S+)$/, "以温度 $2 采样 $1 个词元"],
+      [/^(\S+) ids -> (.*)$/s, "$1 个 id -> $2"],
+      [/^(\S+) SSE chunks, then data: \[DONE\]$/, "$1 个 SSE 块，然后 data: [DONE]"],
+      [/^first byte, (\S+) deltas rendered: (.*)$/s, "首字节，渲染 $1 个增量：$2"],
+    ],
     down: "下行", up: "上行", total: "合计", recent: "最近的请求", norequests: "还没有请求：请在对话页发送一条。",
     hover: "悬停或点击事件查看参数；滚轮缩放，拖动平移。", loading: "加载中…",
     noclient: "没有客户端事件：这个请求的客户端没有上报（对话页和 hipath run 会上报）。",
@@ -82,6 +104,12 @@ const hp = {
   lang: localStorage.getItem("hipath.lang") || ((navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en"),
   info: null,
   t(key) { return (WORDS[hp.lang] && WORDS[hp.lang][key]) ?? WORDS.en[key] ?? key; },
+  // A sentence the server wrote in English, in this page's language when a
+  // pattern of WORDS[lang][table] matches it (else as it came).
+  tr(table, text) {
+    for (const [re, to] of WORDS[hp.lang]?.[table] ?? []) if (re.test(text)) return text.replace(re, to);
+    return text;
+  },
 
   // Every text in the page that has data-i18n="key".
   translate() {

@@ -80,7 +80,7 @@ function journey(j) {
     html += `<tr><td>${hp.esc(hp.t("lanes")[r.layer])}</td><td>${hp.t(r.dir)}</td><td class="num">${hp.dur(r.self_s * 1e9)}</td>` +
       `<td><span class="badge ${r.clock}">${hp.t(r.clock)}</span></td>` +
       `<td class="num"><span class="bar" data-w="${Math.round(r.share * 80)}"></span> ${(r.share * 100).toFixed(1)}%</td>` +
-      `<td>${hp.esc(r.what)}</td></tr>`;
+      `<td>${hp.esc(hp.tr("journey_what", r.what))}</td></tr>`;
   }
   const split = j.modeled_s > 0 ? ` = ${hp.dur(j.measured_s * 1e9)} ${hp.t("measured")} + ${hp.dur(j.modeled_s * 1e9)} ${hp.t("modeled")}` : "";
   html += `<tr><th>${hp.t("total")}</th><th></th><th class="num">${hp.dur(j.total_s * 1e9)}</th>` +
