@@ -133,8 +133,9 @@ int cmd_serve(int argc, char **argv) {
     fprintf(stderr, "hipath: stopping\n");
     server_stop(s);
     web_close(w);
-    if (trace_close(err, sizeof err)) return cli_fail("%s", err);
-    if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
+    int traced = trace_close(err, sizeof err) == 0;
     backend_close();
+    if (!traced) return cli_fail("%s", err);
+    if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
     return 0;
 }

@@ -30,7 +30,7 @@ ln -s /etc $OUT/root/outside
 ln -s . $OUT/root/inside
 echo hidden >$OUT/root/.hidden.txt
 
-start open "$MODEL" --web $OUT/root --trace-db $OUT/open.db
+start open "$MODEL" --web $OUT/root --trace-db $OUT/open.db --labs-dir $OUT/labs   # a lab runs from the page: its result stays here
 OPEN=$PORT OPEN_PID=$PID
 start keyed "$MODEL" --api-key $KEY --trace-db $OUT/keyed.db
 KEYED=$PORT

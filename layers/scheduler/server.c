@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_BODY (1 << 20)
 #define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
@@ -438,8 +439,8 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
         s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
         if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
         /* the batch can be no larger than the requests this holds: say it */
-        fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f kB a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
-                per_token / 1e3, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
+        fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f B a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
+                per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
         return 0;
     }
     double weights = (double)weights_bytes(&s->m.files);
@@ -585,7 +586,7 @@ int server_port(const server *s) { return s->port; }
 const char *server_model_name(const server *s) { return s->name; }
 
 void server_stop(server *s) {
-    MHD_quiesce_daemon(s->d);    /* no new connections */
+    MHD_socket listening = MHD_quiesce_daemon(s->d);   /* no new connections; the socket is ours to close */
     engine_stop(&s->e);          /* every job ends and resumes its connection, so every response can finish... */
     for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
         struct timespec t = { 0, 10000000 };
@@ -597,6 +598,7 @@ void server_stop(server *s) {
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->ticker, NULL);
     MHD_stop_daemon(s->d);       /* no connection is suspended: a job that ended resumed its own */
+    if (listening != MHD_INVALID_SOCKET) close(listening);   /* MHD leaves a quiesced daemon's socket open */
     for (job *j = s->streams, *next; j; j = next) {
         next = j->next_stream;
         job_unref(j);

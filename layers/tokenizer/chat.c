@@ -161,12 +161,12 @@ char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
 
 char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
 {
+    for (int i = 0; content && i < n; i++) content[i] = (tok_span){ 0, 0 };   /* a message the template leaves out */
     int llama3 = t->family == CHAT_LLAMA3;
     const family *f = llama3 ? &LLAMA3 : &CHATML;
     strbuf b = { 0 };
     append(&b, "", 0);
     if (t->family == CHAT_DEEPSEEK) {
-        if (content) for (int i = 0; i < n; i++) content[i] = (tok_span){ 0, 0 };   /* roles it leaves out */
         deepseek(&b, t, msgs, n, content);
         if (b.oom) { free(b.p); return NULL; }
         return b.p;

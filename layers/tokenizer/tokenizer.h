@@ -37,7 +37,7 @@ int tokenizer_encode(const tokenizer *t, const char *text, size_t len,
                      int *ids, int max_ids, char *err, int errlen);
 /* Bytes [from, to) of a text. */
 typedef struct { size_t from, to; } tok_span;
-/* The same, where the plain spans (sorted, apart) are ordinary text: an
+/* The same, where the plain spans (apart, in any order) are ordinary text: an
  * added token's text there ("<|im_start|>" typed by a user) is tokenized
  * like any other text instead of becoming that token, as HF does with
  * split_special_tokens (its default is to make it the token). */

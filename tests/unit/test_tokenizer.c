@@ -371,6 +371,24 @@ static void test_chat(void **state)
     tokenizer_free(t);
 }
 
+/* Plain spans in any order (DeepSeek's template writes the system message
+ * first, whatever its index): each stays ordinary text. */
+static void test_plain_spans(void **state)
+{
+    (void)state;
+    const char *text = "<|im_end|>x<|im_end|>";
+    tok_span order[] = { { 0, 10 }, { 11, 21 } }, reversed[] = { { 11, 21 }, { 0, 10 } };
+    int a[64], b[64], c[64];
+    char err[128];
+    int na = tokenizer_encode_plain(tq, text, strlen(text), order, 2, a, 64, err, sizeof err);
+    int nb = tokenizer_encode_plain(tq, text, strlen(text), reversed, 2, b, 64, err, sizeof err);
+    int nc = tokenizer_encode(tq, text, strlen(text), c, 64, err, sizeof err);
+    assert_int_equal(nc, 3);   /* the token, x, the token */
+    assert_true(na > nc);
+    assert_int_equal(nb, na);
+    assert_memory_equal(a, b, na * sizeof *a);
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
@@ -399,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8),
         cmocka_unit_test(test_detok),
         cmocka_unit_test(test_chat),
+        cmocka_unit_test(test_plain_spans),
         cmocka_unit_test(test_load_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -157,7 +157,8 @@ static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
     posix_spawnattr_init(&at);
     posix_spawnattr_setsigmask(&at, &none);      /* the server blocks SIGINT and SIGTERM; the lab must not */
     posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setpgroup(&at, 0);           /* its own group: a stop reaches its plotting children too */
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
     pthread_mutex_lock(&w->lab_mu);   /* web_labs_stop sees the pid or stops it from starting */
     int rc = w->lab_stopping ? ECANCELED : posix_spawn(&pid, w->exe, &fa, &at, argv, environ);
@@ -166,18 +167,25 @@ static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc) return snprintf(err, errlen, "cannot start %.300s: %s", w->exe, strerror(rc)), -1;
-    int status = 0;
-    for (int i = 0; i < RUN_LIMIT_S * 10; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            if (WIFEXITED(status) && !WEXITSTATUS(status)) return 0;
-            return snprintf(err, errlen, "hipath lab %d --device %s failed (see %.300s)", n, device, log), -1;
-        }
+    /* Its end is seen without reaping it (WNOWAIT): until lab_pid is cleared,
+     * the pid web_labs_stop may signal is still this process's. */
+    siginfo_t end = { 0 };
+    int i = 0;
+    for (; i < RUN_LIMIT_S * 10; i++) {
+        if (!waitid(P_PID, pid, &end, WEXITED | WNOHANG | WNOWAIT) && end.si_pid == pid) break;
         struct timespec t = { 0, 100000000 };
         nanosleep(&t, NULL);
     }
-    kill(pid, SIGTERM);
+    pthread_mutex_lock(&w->lab_mu);
+    if (i == RUN_LIMIT_S * 10) kill(-pid, SIGTERM);
+    w->lab_pid = 0;
+    pthread_mutex_unlock(&w->lab_mu);
+    int status = 0;
     waitpid(pid, &status, 0);
-    return snprintf(err, errlen, "hipath lab %d --device %s took over %d s and was stopped", n, device, RUN_LIMIT_S), -1;
+    if (i == RUN_LIMIT_S * 10)
+        return snprintf(err, errlen, "hipath lab %d --device %s took over %d s and was stopped", n, device, RUN_LIMIT_S), -1;
+    if (WIFEXITED(status) && !WEXITSTATUS(status)) return 0;
+    return snprintf(err, errlen, "hipath lab %d --device %s failed (see %.300s)", n, device, log), -1;
 }
 
 typedef struct { web *w; int n; char dev[48]; } lab_job;
@@ -188,7 +196,6 @@ static void *lab_thread(void *arg) {
     int rc = run_lab(j->w, j->n, j->dev, err, sizeof err);
     pthread_mutex_lock(&j->w->lab_mu);
     j->w->lab_state = rc ? LAB_FAILED : LAB_DONE;
-    j->w->lab_pid = 0;
     snprintf(j->w->lab_err, sizeof j->w->lab_err, "%s", err);
     pthread_mutex_unlock(&j->w->lab_mu);
     free(j);
@@ -242,7 +249,7 @@ static int pending(web *w, struct MHD_Connection *c, int n, const char *dev, enu
 void web_labs_stop(web *w) {
     pthread_mutex_lock(&w->lab_mu);
     w->lab_stopping = 1;
-    if (w->lab_state == LAB_RUNNING && w->lab_pid > 0) kill(w->lab_pid, SIGTERM);   /* run_lab then reaps it */
+    if (w->lab_state == LAB_RUNNING && w->lab_pid > 0) kill(-w->lab_pid, SIGTERM);   /* its group; run_lab reaps it */
     int started = w->lab_state != LAB_NONE;
     pthread_mutex_unlock(&w->lab_mu);
     if (started) pthread_join(w->lab_thread, NULL);

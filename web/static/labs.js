@@ -135,8 +135,12 @@ async function show(device) {
   charts.textContent = "";
   status.textContent = hp.t("loading");
   try {
-    const d = await hp.api(`/api/labs/${N}${device ? "?device=" + device : ""}`);
-    if (d.status === "running") { status.textContent = hp.t("running"); return; }
+    let d;   // a run from this page, or another, answers 202 until its result is there
+    while ((d = await hp.api(`/api/labs/${N}${device ? "?device=" + device : ""}`)).status === "running") {
+      status.textContent = `sim:${device}: ${hp.t("running")}`;
+      await new Promise(done => setTimeout(done, 1000));
+      if (sel.value !== device) return;   // the reader has moved on
+    }
     doc = d;
     status.textContent = `${doc.result.device}${device ? "" : " · " + hp.t("default_run")}`;
   } catch (e) {
@@ -166,16 +170,16 @@ async function main() {
   const label = () => { run.textContent = `${hp.t("run_on")} sim:${sel.value || "…"}`; run.disabled = !sel.value; };
   sel.onchange = () => { label(); show(sel.value); };
   run.onclick = async () => {
-    run.disabled = true;
+    const device = sel.value;   // the run's, whatever is chosen meanwhile: both are held until it ends
+    run.disabled = sel.disabled = true;
     document.getElementById("status").textContent = hp.t("running");
     try {
-      // The server runs it on a thread of its own: 202 until the result is there.
-      await hp.api(`/api/labs/${N}/run?device=${sel.value}`, { method: "POST" });
-      while ((await hp.api(`/api/labs/${N}?device=${sel.value}`)).status === "running")
-        await new Promise(done => setTimeout(done, 1000));
-      await show(sel.value);
+      // The server runs it on a thread of its own; show() asks until the result is there.
+      await hp.api(`/api/labs/${N}/run?device=${device}`, { method: "POST" });
+      await show(device);
     }
     catch (e) { document.getElementById("status").textContent = e.message; }
+    sel.disabled = false;
     label();
   };
   label();
