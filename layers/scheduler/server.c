@@ -26,7 +26,6 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_BODY (1 << 20)
 #define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
@@ -47,6 +46,7 @@ struct server {
     int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
     long created;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
+    atomic_int closing;            /* server_stop: a new request gets 503 */
     atomic_ullong responses[600];  /* by HTTP status */
     /* Request ids in flight (each request's is its own), under ids_mu; the
      * streams the keep-alive ticker looks at once a second, under mu (which
@@ -101,7 +101,7 @@ static enum MHD_Result respond_error(server *s, struct MHD_Connection *c, const 
 
 /* Refuse before the body is read (404, 405, 401, 415, 413). */
 static enum MHD_Result reject(server *s, struct MHD_Connection *c, int status, const char *code, const char *fmt, ...) {
-    api_error e = { .status = status, .type = "invalid_request_error", .code = code };
+    api_error e = { .status = status, .type = status >= 500 ? "server_error" : "invalid_request_error", .code = code };
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e.message, sizeof e.message, fmt, ap);
@@ -334,6 +334,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         named = 1;
     }
     if (!k) {
+        if (atomic_load(&s->closing)) return reject(s, c, 503, "shutting_down", "the server is shutting down");
         enum route route = R_NONE;
         int path_known = 0;
         for (size_t i = 0; i < sizeof ROUTES / sizeof *ROUTES; i++)
@@ -586,7 +587,10 @@ int server_port(const server *s) { return s->port; }
 const char *server_model_name(const server *s) { return s->name; }
 
 void server_stop(server *s) {
-    MHD_socket listening = MHD_quiesce_daemon(s->d);   /* no new connections; the socket is ours to close */
+    /* New requests get 503 from here (not MHD_quiesce_daemon: with a pool
+     * of epoll threads it can race a thread that is using the listening
+     * socket and abort the process, as it did in a test). */
+    atomic_store(&s->closing, 1);
     engine_stop(&s->e);          /* every job ends and resumes its connection, so every response can finish... */
     for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
         struct timespec t = { 0, 10000000 };
@@ -598,7 +602,6 @@ void server_stop(server *s) {
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->ticker, NULL);
     MHD_stop_daemon(s->d);       /* no connection is suspended: a job that ended resumed its own */
-    if (listening != MHD_INVALID_SOCKET) close(listening);   /* MHD leaves a quiesced daemon's socket open */
     for (job *j = s->streams, *next; j; j = next) {
         next = j->next_stream;
         job_unref(j);
