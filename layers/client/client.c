@@ -229,8 +229,8 @@ int client_chat(const chat_request *q, chat_result *r) {
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &s);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-    /* Stamped last, after curl's set-up (its first call loads TLS: CPU
-     * time on this thread's clock): the time the bytes leave. */
+    /* Stamped last, after the handle's set-up (CPU time on this thread's
+     * clock): the time the bytes leave. */
     char clock[128] = "X-Hipath-Clock: ";   /* see trace_stamp_read */
     if (!trace_stamp_write(clock + 16, sizeof clock - 16)) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h = curl_slist_append(h, clock));
     s.wall_send = wall_s();

@@ -170,17 +170,17 @@ static int by_from(const void *a, const void *b) {
 int tokenizer_encode_plain(const tokenizer *t, const char *text, size_t len, const tok_span *spans, int n_plain,
                            int *ids, int max_ids, char *err, int errlen)
 {
-    /* in text order (a template may write the system message first, whatever its index) */
-    tok_span *plain = n_plain > 0 ? malloc(n_plain * sizeof *plain) : NULL;
-    if (n_plain > 0 && !plain) { snprintf(err, errlen, "out of memory"); return -1; }
-    if (n_plain > 0) {
-        memcpy(plain, spans, n_plain * sizeof *plain);
-        qsort(plain, n_plain, sizeof *plain, by_from);
-    }
     for (size_t i = 0; i < len;) {
         int k = tok_utf8_char((const unsigned char *)text + i, len - i);
-        if (k <= 0) { snprintf(err, errlen, "invalid UTF-8 at byte %zu", i); free(plain); return -1; }
+        if (k <= 0) { snprintf(err, errlen, "invalid UTF-8 at byte %zu", i); return -1; }
         i += k;
+    }
+    /* in text order (a template may write the system message first, whatever its index) */
+    tok_span *plain = NULL;
+    if (n_plain > 0) {
+        if (!(plain = malloc(n_plain * sizeof *plain))) { snprintf(err, errlen, "out of memory"); return -1; }
+        memcpy(plain, spans, n_plain * sizeof *plain);
+        qsort(plain, n_plain, sizeof *plain, by_from);
     }
     encoder e = { .t = t, .ids = ids, .max_ids = max_ids };
     e.md = pcre2_match_data_create(1, NULL);

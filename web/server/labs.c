@@ -188,45 +188,43 @@ static int run_lab(web *w, int n, const char *dev, char *err, int errlen) {
     return snprintf(err, errlen, "hipath lab %d --device %s failed (see %.300s)", n, device, log), -1;
 }
 
-typedef struct { web *w; int n; char dev[48]; } lab_job;
-
+/* The run start() set up: its lab and profile stay in w until the next
+ * start, which cannot come before this ends. */
 static void *lab_thread(void *arg) {
-    lab_job *j = arg;
+    web *w = arg;
     char err[512] = "";
-    int rc = run_lab(j->w, j->n, j->dev, err, sizeof err);
-    pthread_mutex_lock(&j->w->lab_mu);
-    j->w->lab_state = rc ? LAB_FAILED : LAB_DONE;
-    snprintf(j->w->lab_err, sizeof j->w->lab_err, "%s", err);
-    pthread_mutex_unlock(&j->w->lab_mu);
-    free(j);
+    int rc = run_lab(w, w->lab_n, w->lab_dev, err, sizeof err);
+    pthread_mutex_lock(&w->lab_mu);
+    w->lab_state = rc ? LAB_FAILED : LAB_DONE;
+    snprintf(w->lab_err, sizeof w->lab_err, "%s", err);
+    pthread_mutex_unlock(&w->lab_mu);
     return NULL;
+}
+
+/* 202 {"lab", "device", "status": "running"}: asked again until the result is there. */
+static enum MHD_Result running(struct MHD_Connection *c, int n, const char *dev) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "lab", n);
+    cJSON_AddStringToObject(o, "device", dev);
+    cJSON_AddStringToObject(o, "status", "running");
+    return web_json(c, 202, o);
 }
 
 /* POST /api/labs/N/run?device=D: 202 once the run has started. */
 static enum MHD_Result start(web *w, struct MHD_Connection *c, int n, const char *dev) {
-    lab_job *j = malloc(sizeof *j);
-    if (!j) return web_fail(c, 500, "server_error", NULL, "out of memory");
-    *j = (lab_job){ .w = w, .n = n };
-    snprintf(j->dev, sizeof j->dev, "%s", dev);
     pthread_mutex_lock(&w->lab_mu);
     if (w->lab_state == LAB_RUNNING) {
         pthread_mutex_unlock(&w->lab_mu);
-        free(j);
         return web_fail(c, 409, "lab_running", NULL, "lab %d is running on sim:%s; try again when it is done", w->lab_n, w->lab_dev);
     }
     if (w->lab_state != LAB_NONE) pthread_join(w->lab_thread, NULL);   /* the last run's, ended */
     w->lab_state = LAB_RUNNING;
     w->lab_n = n;
     snprintf(w->lab_dev, sizeof w->lab_dev, "%s", dev);
-    int rc = pthread_create(&w->lab_thread, NULL, lab_thread, j);
+    int rc = pthread_create(&w->lab_thread, NULL, lab_thread, w);
     if (rc) w->lab_state = LAB_NONE;
     pthread_mutex_unlock(&w->lab_mu);
-    if (rc) { free(j); return web_fail(c, 500, "server_error", NULL, "cannot start a thread for the lab"); }
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "lab", n);
-    cJSON_AddStringToObject(o, "device", dev);
-    cJSON_AddStringToObject(o, "status", "running");
-    return web_json(c, 202, o);
+    return rc ? web_fail(c, 500, "server_error", NULL, "cannot start a thread for the lab") : running(c, n, dev);
 }
 
 /* GET /api/labs/N?device=D while that run is going (202) or after it failed (500). */
@@ -237,12 +235,7 @@ static int pending(web *w, struct MHD_Connection *c, int n, const char *dev, enu
     snprintf(err, sizeof err, "%s", w->lab_err);
     pthread_mutex_unlock(&w->lab_mu);
     if (!mine || (state != LAB_RUNNING && state != LAB_FAILED)) return 0;
-    if (state == LAB_FAILED) { *r = web_fail(c, 500, "lab_failed", NULL, "%s", err); return 1; }
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "lab", n);
-    cJSON_AddStringToObject(o, "device", dev);
-    cJSON_AddStringToObject(o, "status", "running");
-    *r = web_json(c, 202, o);
+    *r = state == LAB_FAILED ? web_fail(c, 500, "lab_failed", NULL, "%s", err) : running(c, n, dev);
     return 1;
 }
 
