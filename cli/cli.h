@@ -22,8 +22,6 @@ int parse_int(const char *s, long lo, long hi, long *out);
 int parse_float(const char *s, double lo, double hi, double *out);
 /* mkdir -p of the folder holding path; 0 once it exists, else -1. */
 int cli_make_parent(const char *path);
-/* Seconds on this host's monotonic clock (not the trace's timeline). */
-double host_seconds(void);
 
 /* --analytic --device PROFILE: the analytic device of that profile (auto,
  * sim:P and analytic:P name it too). */

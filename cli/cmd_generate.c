@@ -176,9 +176,9 @@ int cmd_generate(int argc, char **argv) {
     sampler_seed(&r.samp, seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL));
     /* host_s: the generation on this host's clock, whatever the device's
      * timeline says (bench/trace_overhead.sh compares it traced and not) */
-    double t0 = host_seconds();
+    double t0 = trace_host_seconds();
     if (engine_generate(&e, &r, err, sizeof err)) { cli_fail("%s", err); engine_free(&e); goto out; }
-    double host_s = host_seconds() - t0;
+    double host_s = trace_host_seconds() - t0;
     engine_free(&e);
     size_t n_tail = 0;
     const char *tail = g.dec ? g.tc.flush(g.dec, &n_tail) : NULL;

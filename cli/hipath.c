@@ -26,12 +26,6 @@ int cli_fail(const char *fmt, ...) {
     return 1;
 }
 
-double host_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int parse_int(const char *s, long lo, long hi, long *out) {
     char *end;
     errno = 0;

@@ -378,9 +378,9 @@ int lab_run(int n, const char *device, const char *model, const char *out, int j
     const rt_device *d = rt_device_now();
     snprintf(L.device, sizeof L.device, "%s", !strcmp(device, "auto") ? d->name : device);
     snprintf(L.profile, sizeof L.profile, "%s", d->driver->modeled ? strchr(d->name, ':') + 1 : "w7900");
-    double t0 = host_seconds();
+    double t0 = trace_host_seconds();
     int rc = LABS[n - 1](&L);
-    double seconds = host_seconds() - t0;
+    double seconds = trace_host_seconds() - t0;
     fclose(L.csv);
     write_json(&L);
     settle_db(L.db);

@@ -53,6 +53,8 @@ static uint64_t clock_of(clockid_t c)
 #define CPU_READ_NS 20000
 static _Thread_local struct { uint64_t cpu, mono, last; } cpu_read;
 
+double trace_host_seconds(void) { return clock_of(CLOCK_MONOTONIC) * 1e-9; }
+
 static uint64_t thread_cpu(void)
 {
     uint64_t m = clock_of(CLOCK_MONOTONIC), c;

@@ -108,6 +108,9 @@ void trace_flush_every(double seconds, uint64_t backlog);
  * the device's modeled time the thread waited for, plus what it was handed.
  * The calls below do nothing on a wall clock. */
 uint64_t trace_now_ns(void);
+/* Seconds on this host's monotonic clock, whatever the timeline is: for
+ * timeouts, keep-alives and stopwatches, never for events. */
+double   trace_host_seconds(void);
 void     trace_clock_virtual(int on);
 int      trace_clock_is_virtual(void);
 void     trace_clock_restart(void);           /* a new timeline from 0 (trace_open) */

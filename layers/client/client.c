@@ -8,17 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static double now_s(void) { return trace_now_ns() * 1e-9; }
 
 void client_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-/* Timeouts are on this host's clock: the trace's may be virtual (docs/timing.md). */
-static double wall_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 /* What a server may make the client hold (over it: an error, not memory). */
 #define MAX_LINE  (1u << 20)     /* one SSE line: a chunk is a few hundred bytes */
@@ -85,7 +78,7 @@ typedef struct {
     buffer text;                 /* the reply */
     int answered, got_byte, sent, done, stop;   /* answered: the response's first byte (a header) came */
     double t_send, t_first, t_end;
-    double wall_send, wall_news; /* this host's clock: sent, and the last news (the headers, text, error bytes) */
+    double wall_send, wall_news; /* host clock (the timeline may be virtual): sent; the last headers, text or error bytes */
     client_timeouts limit;
     trace_where up;
 } stream;
@@ -115,7 +108,7 @@ static void on_line(void *user, const char *line, size_t n) {
     if (c.error) snprintf(r->error, sizeof r->error, "error in the stream: %s", c.error);
     if (c.content && *c.content) {
         size_t k = strlen(c.content);
-        s->wall_news = wall_s();
+        s->wall_news = trace_host_seconds();
         if (!r->n_chunks++) { s->t_first = t; r->ttft_s = t - s->t_send; }
         if (buf_add(&s->text, c.content, k)) give_up(s, "the reply is longer than %.0f MiB", MAX_REPLY / 1048576.0);
         else if (s->q->on_text) s->q->on_text(c.content, k, s->q->user);
@@ -134,7 +127,7 @@ static void on_line(void *user, const char *line, size_t n) {
 static size_t on_header(char *p, size_t size, size_t nmemb, void *user) {
     stream *s = user;
     (void)p;
-    if (!s->answered) s->wall_news = wall_s();
+    if (!s->answered) s->wall_news = trace_host_seconds();
     s->answered = 1;
     return size * nmemb;
 }
@@ -148,7 +141,7 @@ static size_t on_bytes(char *p, size_t size, size_t nmemb, void *user) {
         trace_instant(s->up, "first_byte", TRACE_ARGS(TA_INT("status", s->r->status), TA_DBL("after_s", now_s() - s->t_send)));
     }
     if (s->r->status != 200) {   /* an error body: kept whole; its bytes are news */
-        s->wall_news = wall_s();
+        s->wall_news = trace_host_seconds();
         if (buf_add(&s->body, p, n)) give_up(s, "an HTTP error body longer than %.0f MiB", MAX_BODY / 1048576.0);
     } else if (sse_lines_feed(&s->lines, p, n, on_line, s)) {
         give_up(s, "a stream line longer than %.0f MiB", MAX_LINE / 1048576.0);
@@ -165,7 +158,7 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
         trace_instant(trace_at(L_CLIENT, DIR_DOWN, s->r->id, NO_STEP), "sent", TRACE_ARGS(TA_INT("bytes", ultotal)));
     }
     /* Called at least once a second while nothing moves: the timeouts after connecting. */
-    double now = wall_s();
+    double now = trace_host_seconds();
     if (!s->answered && now - s->wall_send > s->limit.first_byte_s)
         return give_up(s, "no response within %g s (--first-byte-timeout)", s->limit.first_byte_s);
     if (s->answered && now - s->wall_news > s->limit.idle_s)
@@ -233,7 +226,7 @@ int client_chat(const chat_request *q, chat_result *r) {
      * clock): the time the bytes leave. */
     char clock[128] = "X-Hipath-Clock: ";   /* see trace_stamp_read */
     if (!trace_stamp_write(clock + 16, sizeof clock - 16)) curl_easy_setopt(c, CURLOPT_HTTPHEADER, h = curl_slist_append(h, clock));
-    s.wall_send = wall_s();
+    s.wall_send = trace_host_seconds();
     CURLcode rc = curl_easy_perform(c);
     double t = now_s();
     r->total_s = t - s.t_send;

@@ -14,12 +14,6 @@ static void *grow(void *p, size_t n) {
     return q;
 }
 
-double job_clock(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 job *job_new(api_request *q, const text_codec *text, const char *model, int64_t id, struct MHD_Connection *c) {
     job *j = grow(NULL, sizeof *j);
     memset(j, 0, sizeof *j);
@@ -69,7 +63,7 @@ void job_release(job *j) {
 
 void job_suspend(job *j) {
     j->suspended = 1;
-    j->suspended_at = job_clock();
+    j->suspended_at = trace_host_seconds();
     MHD_suspend_connection(j->conn);
 }
 

@@ -73,8 +73,6 @@ void job_suspend(job *j);
 /* A stream suspended for KEEPALIVE_S is resumed with keepalive_due set.
  * 0 once the connection has let the job go (drop it from the list). */
 int  job_keepalive(job *j, double now);
-/* This host's monotonic clock, in seconds. */
-double job_clock(void);
 
 /* What the connection may send now: text[sent..end) and toks[toks_sent..n_toks),
  * one token's text at a time (so a stream has as many events however the

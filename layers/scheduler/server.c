@@ -473,7 +473,7 @@ static void *ticker(void *arg) {
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&s->tick, &s->mu, &until);
-        double now = job_clock();
+        double now = trace_host_seconds();
         for (job **p = &s->streams; *p;) {
             job *j = *p;
             if (job_keepalive(j, now)) { p = (job **)&j->next_stream; continue; }
