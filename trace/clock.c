@@ -40,6 +40,8 @@ static uint64_t clock_of(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+double trace_host_seconds(void) { return clock_of(CLOCK_MONOTONIC) * 1e-9; }
+
 /* This thread's CPU time, read from the kernel at most every CPU_READ_NS
  * of wall time and interpolated with the monotonic clock in between. The
  * kernel's answer is a system call (~450 ns in a VM, against ~25 ns for
@@ -52,8 +54,6 @@ static uint64_t clock_of(clockid_t c)
  * counted: the read after it is the kernel's. */
 #define CPU_READ_NS 20000
 static _Thread_local struct { uint64_t cpu, mono, last; } cpu_read;
-
-double trace_host_seconds(void) { return clock_of(CLOCK_MONOTONIC) * 1e-9; }
 
 static uint64_t thread_cpu(void)
 {
