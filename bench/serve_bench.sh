@@ -11,7 +11,8 @@
 # the cores do not change: where it stops rising, compute is the limit).
 # usage: bench/serve_bench.sh [MODEL_DIR] (default models/tiny-hi)
 # env: HIPATH (default build/hipath), MAX_TOKENS (64), LEVELS ("1 2 4 8 16 32"),
-#      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY (passive: see tests/check_load.sh),
+#      REQUESTS_PER_CLIENT (8), OMP_WAIT_POLICY / GOMP_SPINCOUNT (unset: hipath's own,
+#      passive after a spin of ~100 us: kernels/cpu/threads.c),
 #      DEVICE (cpu: the batch's compute is this host's), TRACE (unset: --no-trace,
 #      the serving alone; 1: serve's default trace, whose cost then shows here),
 #      SERVE_ARGS (more options for hipath serve, e.g. "--kv-cache-mb 256")
@@ -24,7 +25,6 @@ PER_CLIENT=${REQUESTS_PER_CLIENT:-8}
 DEVICE=${DEVICE:-cpu}
 OUT=build/serve_bench
 TRACE_OPT=$([ -n "$TRACE" ] && echo "--trace-db $OUT/serve.db" || echo --no-trace)
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
 mkdir -p $OUT
 : >$OUT/server.log
@@ -43,7 +43,7 @@ snap() {
   awk -v hz="$(getconf CLK_TCK)" '{ print "cpu_s", ($14 + $15) / hz }' /proc/$PID/stat
   curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total) '
 }
-echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, OpenMP ${OMP_WAIT_POLICY:-passive} spin ${GOMP_SPINCOUNT:-$(tr '\0' '\n' </proc/$PID/environ | sed -n 's/^GOMP_SPINCOUNT=//p')}"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
 printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
   "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/kernels.h"
 #include "layers/scheduler/scheduler.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
@@ -115,6 +116,7 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
+    cpu_threads_wait(argv);   /* OpenMP waits as in build/hipath */
     const char *dir = argc > 1 ? argv[1] : "models/tiny-hi", *device = argc > 2 ? argv[2] : "sim:w7900";
     job j = { .dir = dir, .tokens = argc > 3 ? atoi(argv[3]) : 32 };
     int pairs = argc > 4 ? atoi(argv[4]) : 100;

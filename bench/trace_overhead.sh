@@ -17,8 +17,6 @@
 set -e
 cd "$(dirname "$0")/.."
 make --no-print-directory bench >/dev/null
-# the OpenMP policy build/hipath sets for itself (cli/hipath.c), so both measure the same engine
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}
 M05=build/bench/qwen2.5-0.5b
 [ $# -gt 0 ] || { [ -f $M05/model.safetensors ] || python3 bench/make_random_model.py $M05 >/dev/null; set -- models/tiny-hi $M05; }
 for model in "$@"; do

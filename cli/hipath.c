@@ -2,6 +2,7 @@
  * hipath.c -- the command line: one subcommand per job.
  */
 #include "cli/cli.h"
+#include "kernels/cpu/kernels.h"
 #include "layers/client/client.h"
 #include "layers/runtime/runtime.h"
 #include "trace/db_index.h"
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int cli_fail(const char *fmt, ...) {
     char buf[1024];
@@ -114,23 +114,8 @@ static void usage(FILE *f) {
     fprintf(f, "\n'hipath <command> --help' describes a command's options.\n");
 }
 
-/* OpenMP's worker threads spin between kernels by default, which starves
- * the HTTP and client threads on a small machine (10x lower throughput
- * measured on 2 cores). The policy is read when the library loads, before
- * main, so set it and start again once; the user's own setting wins. */
-static void passive_openmp(char **argv) {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    /* ...after a short spin: a decode step's ~150 parallel regions follow
-     * one another within microseconds, and a worker that sleeps at once
-     * is woken by a futex each time (7 us here: 1 ms of a SmolLM2 step).
-     * 1000 spins catch the next region and still sleep between steps. */
-    setenv("GOMP_SPINCOUNT", "1000", 1);
-    execv("/proc/self/exe", argv);   /* returns only on failure: then carry on */
-}
-
 int main(int argc, char **argv) {
-    passive_openmp(argv);
+    cpu_threads_wait(argv);   /* OpenMP's policy, read as libgomp loads: may start again */
     client_init();   /* before any thread: libcurl asks for that */
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }

@@ -18,9 +18,6 @@ REQUESTS=${LOAD_REQUESTS:-500}
 # 4.0-4.5 by 500, 6.9 by 1500 and 7.1 by 4000; after 1000, 0.5-0.7 MB by 500.
 case "$HIPATH" in *asan*) WARMUP=${WARMUP_REQUESTS:-64};; *) WARMUP=${WARMUP_REQUESTS:-1000};; esac
 OUT=build/check_load
-# OpenMP threads that spin while idle starve the HTTP threads on a small
-# machine (measured: ~10x lower throughput with 2 cores); let them sleep.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
 [ -f "$MODEL/config.json" ] && [ -f "$MODEL/tokenizer.json" ] ||
   { echo "no model at $MODEL (train it: python3 models/tiny-hi/train.py): skipped"; exit 77; }
