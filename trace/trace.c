@@ -107,11 +107,11 @@ static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
  * a page fault the first time round its ring: a fault costs microseconds
  * (more in a virtual machine), and a tiny model's generation took 40-230
  * of them, 5-10% of its time. The flusher maps them (MADV_POPULATE_WRITE:
- * FIRST_PAGES when a thread enrolls, OPENER_PAGES for the thread that opens
- * the trace, which trace_open waits for; then POPULATE bytes past the head
+ * FIRST_PAGES when a thread enrolls; then POPULATE bytes past the head
  * of a recorder within HEADROOM of the end of its pages, which asks for
  * them when it gets there), so the zeroed pages pass through the flusher's
- * core's cache, not the recorder's. Few are mapped ahead: zeroing memory
+ * core's cache, not the recorder's; but the thread that opens the trace
+ * maps its OPENER_PAGES itself, in trace_open (see there). Few are mapped ahead: zeroing memory
  * costs the model's run even on another core (8 MiB mapped at open cost a
  * tiny model's traced generation about a point more than 2 MiB). The
  * flusher runs at idle priority, and while a model keeps every core busy
@@ -714,15 +714,13 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     atomic_store(&trace_live.on, 1);
     trace_thread *t = self();
     if (t) {
-        /* the opener records most (in a CLI run it runs the model): its
-         * pages are mapped before it starts, on the flusher's core (see
-         * populate); when the flusher cannot get a core within 5 ms (every
-         * core busy: it runs at idle priority) the opener maps them itself,
-         * here, rather than the recorder in the middle of what it records */
+        /* the opener records most (in a CLI run it runs the model): it maps
+         * its pages now, rather than in the middle of what it records, and
+         * itself (0.1-0.2 ms): waiting for the idle-priority flusher to be
+         * scheduled took about 2 ms, and a thread that sleeps just before
+         * a run slows the run (a 2 ms sleep cost tiny-hi's next generation
+         * 1%: its core had gone idle; docs/trace-schema.md) */
         atomic_store(&t->want, OPENER_PAGES);
-        wake_flusher(0);
-        for (int i = 0; i < 100 && atomic_load(&t->populated) < OPENER_PAGES; i++)
-            nanosleep(&(struct timespec){ .tv_nsec = 50000 }, NULL);
         populate(t, OPENER_PAGES);
     }
     return 0;
