@@ -4,8 +4,9 @@
 # decode tok/s, peak RSS (/usr/bin/time -v), the median of RUNS runs each.
 #
 #   sh bench/llamacpp_race.sh            THREADS=2 RUNS=5 N=64 by default
-#   HIPATH_ENV="GOMP_SPINCOUNT=1000" sh bench/llamacpp_race.sh
-#                                        extra environment for hipath alone
+#   HIPATH_ENV="GOMP_SPINCOUNT=0" sh bench/llamacpp_race.sh
+#                                        extra environment for hipath alone (this
+#                                        one: no spin, every region a futex wake)
 #                                        (llama.cpp runs its own libgomp, spinning)
 #
 # llama.cpp comes from PyPI's llama-cpp-python (pinned below), compiled from

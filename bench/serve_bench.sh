@@ -43,7 +43,7 @@ snap() {
   awk -v hz="$(getconf CLK_TCK)" '{ print "cpu_s", ($14 + $15) / hz }' /proc/$PID/stat
   curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total) '
 }
-echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, OpenMP ${OMP_WAIT_POLICY:-passive} spin ${GOMP_SPINCOUNT:-$(tr '\0' '\n' </proc/$PID/environ | sed -n 's/^GOMP_SPINCOUNT=//p')}"
+echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, server's OpenMP: $(tr '\0' '\n' </proc/$PID/environ | grep -E '^(OMP_WAIT_POLICY|GOMP_SPINCOUNT)=' | tr '\n' ' ')"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
 printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
   "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"

@@ -17,6 +17,8 @@
 #include "kernels/cpu/kernels.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,12 +35,12 @@ static void spin_once(void)
 #endif
 }
 
-/* Nanoseconds of one spin: the fastest of three tries (a try that loses
- * its core reads long). */
+/* Nanoseconds of one spin: the fastest of four tries (a try that loses
+ * its core, or runs before the core has reached its clock, reads long). */
 static double spin_ns(void)
 {
     double best = 1e9;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
         for (int i = 0; i < 2000; i++) spin_once();
@@ -53,15 +55,24 @@ long cpu_spin_count(void)
 {
     double ns = spin_ns();
     long n = ns > 0 ? (long)(SPIN_NS / ns) : 100000;
-    return n < 1000 ? 1000 : n > 100000 ? 100000 : n;
+    return n < 1000 ? 1000 : n > 1000000 ? 1000000 : n;
+}
+
+/* /proc/self/exe is this program, not a loader running it (valgrind's
+ * tool, ld.so called by hand), which would take argv as its own. */
+static int exe_is(const char *argv0)
+{
+    struct stat a, b;
+    return argv0 && strchr(argv0, '/') && !stat("/proc/self/exe", &a) && !stat(argv0, &b) ?
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino : 1;
 }
 
 void cpu_threads_wait(char **argv)
 {
-    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || !exe_is(argv[0])) return;
     char count[32];
     snprintf(count, sizeof count, "%ld", cpu_spin_count());
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    setenv("GOMP_SPINCOUNT", count, 1);
+    /* both set, or the program started again would calibrate and start again */
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) || setenv("GOMP_SPINCOUNT", count, 1)) return;
     execv("/proc/self/exe", argv);   /* returns only on failure: then carry on */
 }
