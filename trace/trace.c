@@ -36,7 +36,7 @@
 #define POPULATE    (2u << 20)        /* ring bytes given pages ahead of a busy recorder */
 #define HEADROOM    (512u << 10)      /* ... when it gets this close to their end */
 #define FIRST_PAGES (1u << 20)        /* ... and of a new one (most threads record little) */
-#define OPENER_PAGES (2u << 20)       /* ... but the thread that opens the trace records most */
+#define OPENER_PAGES (8u << 20)       /* ... but the thread that opens the trace records most */
 #define RECORDER_PAGES (64u << 10)    /* mapped by a recorder that ran out of pages */
 #define QUIET_NS    100000000         /* no event for this long: the recorders are quiet */
 #define LOOK_NS     10000000          /* how often the flusher looks (and gives pages) */
@@ -111,9 +111,12 @@ static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
  * of a recorder within HEADROOM of the end of its pages, which asks for
  * them when it gets there), so the zeroed pages pass through the flusher's
  * core's cache, not the recorder's; but the thread that opens the trace
- * maps its OPENER_PAGES itself, in trace_open (see there). Few are mapped ahead: zeroing memory
- * costs the model's run even on another core (8 MiB mapped at open cost a
- * tiny model's traced generation about a point more than 2 MiB). The
+ * maps its OPENER_PAGES itself, in trace_open (see there). Zeroing memory
+ * costs the model's run even on another core, and far more during the run
+ * than before it: with 2 MiB mapped at open, tiny-hi's traced generation
+ * cost +4.4% at 32 tokens (1.3 MB of events), +10.5% at 128 (5.2 MB) and
+ * +15.1% at 256, the rest mapped as it went; with 8 MiB at open, about a
+ * point more at 32 tokens, +3.8-5.3% at 128 and +4.4% at 256. The
  * flusher runs at idle priority, and while a model keeps every core busy
  * it may not run for a while: a recorder that reaches the end of its pages
  * maps the next RECORDER_PAGES itself, one call instead of a fault per
