@@ -14,10 +14,9 @@
  * (threads.c): passive, after a spin of about 100 us. libgomp reads this
  * when it loads, so a program calls cpu_threads_wait(argv) first in main:
  * it sets OMP_WAIT_POLICY and GOMP_SPINCOUNT (a count calibrated to this
- * CPU: cpu_spin_count()) and starts the program again, once; a user's own
- * setting of either wins. */
+ * CPU) and starts the program again, once; a user's own setting of either
+ * wins. */
 void cpu_threads_wait(char **argv);
-long cpu_spin_count(void);
 
 /* Below this many multiply-adds a kernel runs on one thread: waking a
  * second costs more than it saves (the tiny model's layers are this small). */

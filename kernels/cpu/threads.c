@@ -51,7 +51,8 @@ static double spin_ns(void)
     return best;
 }
 
-long cpu_spin_count(void)
+/* The count of spins that last about SPIN_NS on this CPU. */
+static long spin_count(void)
 {
     double ns = spin_ns();
     long n = ns > 0 ? (long)(SPIN_NS / ns) : 100000;
@@ -71,7 +72,7 @@ void cpu_threads_wait(char **argv)
 {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || !exe_is(argv[0])) return;
     char count[32];
-    snprintf(count, sizeof count, "%ld", cpu_spin_count());
+    snprintf(count, sizeof count, "%ld", spin_count());
     /* both set, or the program started again would calibrate and start again */
     if (setenv("OMP_WAIT_POLICY", "passive", 1) || setenv("GOMP_SPINCOUNT", count, 1)) return;
     execv("/proc/self/exe", argv);   /* returns only on failure: then carry on */
