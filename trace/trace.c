@@ -57,7 +57,7 @@ typedef struct {
     int index;
     _Atomic int idle;                    /* its thread exited: another may adopt it */
     _Atomic size_t populated;            /* ring bytes that have their pages */
-    _Atomic size_t want;                 /* ... that should have them now (enroll, open write) */
+    _Atomic size_t want;                 /* ... that should have them now (FIRST_PAGES at enroll) */
 } trace_thread;
 
 static struct {
@@ -723,7 +723,6 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
          * scheduled took about 2 ms, and a thread that sleeps just before
          * a run slows the run (a 2 ms sleep cost tiny-hi's next generation
          * 1%: its core had gone idle; docs/trace-schema.md) */
-        atomic_store(&t->want, OPENER_PAGES);
         populate(t, OPENER_PAGES);
     }
     return 0;
