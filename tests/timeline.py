@@ -73,7 +73,9 @@ def figures(path, label, tpot=True):
     want = [(8, "request"), (7, "tokenize"), (6, "admit"), (6, "step"), (5, "forward"), (2, "memcpy"), (4, "embedding"),
             (3, "embedding"), (1, "embedding"), (2, "memcpy"), (4, "sample"), (7, "detokenize"), (6, "sse_chunk"), (8, "token")]
     check(names == want, f"{label}: the request's arrows go {' -> '.join(f'{l} {n}' for l, n in names)}")
-    check(all(b["ts"] >= a["ts"] for a, b in zip(c, c[1:])), f"{label}: each hop starts no earlier than the one before")
+    back = [f"{a['layer']} {a['name']} at {a['ts']} ns -> {b['layer']} {b['name']} at {b['ts']} ns"
+            for a, b in zip(c, c[1:]) if b["ts"] < a["ts"]]
+    check(not back, f"{label}: each hop starts no earlier than the one before" + ("" if not back else ": " + "; ".join(back)))
     if names != want:
         return None
     by = dict(((e["layer"], e["name"]), e) for e in c)
