@@ -46,12 +46,14 @@
 #define LOOKAHEAD   64    /* records searched for a begin's end */
 
 
+/* Flows waiting for a slice, each on its layer (0: any). */
+typedef struct { uint64_t id[TRACE_MAX_FLOWS]; int8_t layer[TRACE_MAX_FLOWS]; int n; } flow_queue;
+
 typedef struct {
     trace_writer w;                      /* first: trace_mine.w points to it */
     uint64_t tail_seen;                  /* the owner's last look at tail */
-    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];   /* flows waiting for a slice... */
-    int8_t out_layer[TRACE_MAX_FLOWS], in_layer[TRACE_MAX_FLOWS];   /* ... on this layer (0: any) */
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
+    flow_queue waiting[2];               /* drainer's: flows out ([0]) and in ([1]) */
     struct { int layer, track; int64_t row; uint64_t modeled; } open[MAX_DEPTH]; /* begun, not ended */
     int nopen, overflow;
     int index;
@@ -155,14 +157,12 @@ static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
     e->modeled_ns = 0;
     e->value = r->kind == EV_COUNTER ? r->value : 0;
     e->nargs = r->kind == EV_SERIES ? 0 : r->nargs;   /* a series' nargs counts its samples */
-    e->nout = r->nout;
-    e->nin = r->nin;
+    e->nout = e->nin = 0;
+    e->out = e->in = NULL;
     e->row = NULL;
     e->end = NULL;
     e->stored = r->merged;
     const uint8_t *p = (const uint8_t *)(r + 1);
-    e->out = (const uint64_t *)p; p += e->nout * sizeof(uint64_t);
-    e->in = (const uint64_t *)p;  p += e->nin * sizeof(uint64_t);
     const trace_ring_arg *a = (const trace_ring_arg *)p;
     p += e->nargs * sizeof(trace_ring_arg);
     e->name = r->name;
@@ -190,7 +190,7 @@ static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
     for (int k = 0; k < LOOKAHEAD && pos < head; k++) {
         trace_record *r = (trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
         pos += r->size;
-        if (r->layer != b->layer || r->track != b->track) continue;
+        if ((r->kind != EV_BEGIN && r->kind != EV_END) || r->layer != b->layer || r->track != b->track) continue;
         if (r->kind == EV_BEGIN) depth++;
         else if (r->kind == EV_END && depth-- == 0) return r;
     }
@@ -203,15 +203,45 @@ static void to_sinks(const trace_event *e)
     if (T.pf) tpf_event(T.pf, e);
 }
 
+/* A flow record: the flow waits for the next slice of its thread that
+ * takes it (take_flows). */
+static void flow_waits(trace_thread *t, const trace_flow_record *f)
+{
+    if (f->what == FLOW_FORGET) { t->waiting[0].n = t->waiting[1].n = 0; return; }
+    flow_queue *q = &t->waiting[f->what];
+    if (q->n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
+    q->layer[q->n] = f->layer;
+    q->id[q->n++] = f->id;
+}
+
+/* The waiting flows a slice on layer takes (into ids): those for any layer
+ * and those for its own; the others keep waiting. */
+static int take_flows(flow_queue *q, int layer, uint64_t *ids)
+{
+    int took = 0, kept = 0;
+    for (int i = 0; i < q->n; i++)
+        if (!q->layer[i] || q->layer[i] == layer) ids[took++] = q->id[i];
+        else { q->id[kept] = q->id[i]; q->layer[kept++] = q->layer[i]; }
+    q->n = kept;
+    return took;
+}
+
 static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64_t head)
 {
     trace_event e, end;
+    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     decode(t, r, &e);
     if (e.kind == EV_TRACK || e.kind == EV_THREAD) {
         e.name = e.args[0].s;
         e.nargs = 0;
         to_sinks(&e);
         return;
+    }
+    if ((e.kind == EV_BEGIN || e.kind == EV_SLICE || e.kind == EV_INSTANT) && (t->waiting[0].n | t->waiting[1].n)) {
+        e.nout = take_flows(&t->waiting[FLOW_OUT], e.w.layer, out);
+        e.nin = take_flows(&t->waiting[FLOW_IN], e.w.layer, in);
+        e.out = out;
+        e.in = in;
     }
     /* begin/end nest per (thread, layer, track) */
     int depth = 0, top = -1;
@@ -274,6 +304,7 @@ static uint64_t drain(trace_thread *t)
     while (tail < head) {
         const trace_record *r = (const trace_record *)(t->w.ring + tail % TRACE_RING_BYTES);
         if (r->kind == EV_SERIES) n += deliver_series(t, r);
+        else if (r->kind == EV_FLOW) flow_waits(t, (const trace_flow_record *)r);
         else if (r->kind != EV_PAD) { deliver(t, r, tail, head); n += r->kind != EV_TRACK && r->kind != EV_THREAD; }
         tail += r->size;
         atomic_store_explicit(&t->tail, tail, memory_order_release);
@@ -413,11 +444,15 @@ static void stop_flusher(void)
 
 /* ---- recording (no lock, no malloc once the thread is enrolled) ---- */
 
+static void flow_record(trace_thread *t, int what, uint64_t id, int layer);
+
 /* A thread that exits leaves its ring (and any events not yet flushed) to
- * the next thread that enrolls, so short-lived threads do not pile up. */
+ * the next thread that enrolls, so short-lived threads do not pile up; the
+ * flows still waiting for one of its slices are dropped. */
 static void on_thread_exit(void *p)
 {
     struct trace_mine *mine = p;
+    if (mine->gen == atomic_load(&trace_live.gen)) flow_record((trace_thread *)mine->w, FLOW_FORGET, 0, 0);
     pthread_mutex_lock(&T.enroll_lock);
     if (mine->gen == atomic_load(&trace_live.gen)) atomic_store(&((trace_thread *)mine->w)->idle, 1);
     pthread_mutex_unlock(&T.enroll_lock);
@@ -434,7 +469,6 @@ static trace_thread *enroll(void)
     for (int i = 0; i < n && !t; i++)
         if (atomic_load(&T.threads[i]->idle)) {
             t = T.threads[i];
-            t->w.nout = t->w.nin = 0;
             atomic_store(&t->idle, 0);
         }
     if (!t && n < TRACE_MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
@@ -581,18 +615,6 @@ static trace_thread *recorder(const trace_where *w)
     return t;
 }
 
-/* The waiting flows a slice on layer takes (into ids): those for any layer
- * and those for its own; the others keep waiting. */
-static int take_flows(uint64_t *id, int8_t *on, int *n, int layer, uint64_t *ids)
-{
-    int took = 0, kept = 0;
-    for (int i = 0; i < *n; i++)
-        if (!on[i] || on[i] == layer) ids[took++] = id[i];
-        else { id[kept] = id[i]; on[kept++] = on[i]; }
-    *n = kept;
-    return took;
-}
-
 /* What trace_emit() leaves to the slow path, and everything else. */
 void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,
                      uint64_t dur, double value, int nargs, const trace_arg *args)
@@ -601,30 +623,17 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
     if (nargs > TRACE_MAX_ARGS) nargs = TRACE_MAX_ARGS;
-    uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
-    int nout = 0, nin = 0;
-    if (kind == EV_BEGIN || kind == EV_SLICE || kind == EV_INSTANT) {
-        nout = take_flows(t->out, t->out_layer, &t->w.nout, w->layer, out);
-        nin = take_flows(t->in, t->in_layer, &t->w.nin, w->layer, in);
-    }
     int strs;
     uint32_t types = trace_arg_types(nargs, args, &strs);
-    size_t flows = (nout + nin) * sizeof(uint64_t);
-    size_t n = sizeof(trace_record) + flows + nargs * sizeof(trace_ring_arg);
+    size_t n = sizeof(trace_record) + nargs * sizeof(trace_ring_arg);
     if (strs) n += (strings_size(nargs, args) + 7) & ~(size_t)7;
     trace_record *r = start_record(t, n, kind, w, name, ts);
-    trace_ring_arg *a = (trace_ring_arg *)((uint8_t *)(r + 1) + flows);
+    trace_ring_arg *a = (trace_ring_arg *)(r + 1);
     trace_put_args(a, nargs, args);
     if (strs) put_strings((uint8_t *)(a + nargs), nargs, args);
     r->nargs = nargs;
     r->types = types;
     if (kind == EV_COUNTER) r->value = value; else r->dur = dur;
-    if (nout | nin) {
-        r->nout = nout;
-        r->nin = nin;
-        memcpy(r + 1, out, nout * sizeof(uint64_t));
-        memcpy((uint8_t *)(r + 1) + nout * sizeof(uint64_t), in, nin * sizeof(uint64_t));
-    }
     publish(t, n, kind != EV_TRACK && kind != EV_THREAD);
 }
 
@@ -647,19 +656,23 @@ uint64_t trace_flow_next(void)
     return trace_enabled() ? atomic_fetch_add(&T.next_flow, 1) : 0;
 }
 
-static void flow_add(int out, uint64_t id, int layer)
+/* A flow goes into the ring like an event; the drainer gives it to the
+ * slice that takes it (flow_waits). */
+static void flow_record(trace_thread *t, int what, uint64_t id, int layer)
+{
+    trace_flow_record *f = (trace_flow_record *)reserve(t, sizeof *f);
+    *f = (trace_flow_record){ .size = sizeof *f, .kind = EV_FLOW, .what = what, .layer = layer, .id = id };
+    publish(t, sizeof *f, 0);
+}
+static void flow_add(int what, uint64_t id, int layer)
 {
     trace_thread *t = trace_enabled() ? self() : NULL;
-    if (!t) return;
-    int *n = out ? &t->w.nout : &t->w.nin;
-    if (*n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
-    (out ? t->out_layer : t->in_layer)[*n] = (int8_t)layer;
-    (out ? t->out : t->in)[(*n)++] = id;
+    if (t) flow_record(t, what, id, layer);
 }
-void trace_flow_out(uint64_t flow_id) { flow_add(1, flow_id, 0); }
-void trace_flow_in(uint64_t flow_id)  { flow_add(0, flow_id, 0); }
-void trace_flow_out_at(int layer, uint64_t flow_id) { flow_add(1, flow_id, layer); }
-void trace_flow_in_at(int layer, uint64_t flow_id)  { flow_add(0, flow_id, layer); }
+void trace_flow_out(uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, 0); }
+void trace_flow_in(uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, 0); }
+void trace_flow_out_at(int layer, uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, layer); }
+void trace_flow_in_at(int layer, uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, layer); }
 
 /* Goes through the ring like an event: no lock, and it reaches the sinks
  * before anything this thread records on that track afterwards. */

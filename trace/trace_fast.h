@@ -9,7 +9,7 @@
  * answer it knows too (no string to copy). Inlined, the compiler stores
  * the constants straight into the ring and drops those checks: what is
  * left is the room check and the stores. Everything else (a thread's first
- * record, flows waiting, strings to copy, no room below the limit) goes to
+ * record, strings to copy, no room below the limit) goes to
  * trace_emit_slow() in trace.c, which handles every case.
  */
 #ifndef HIPATH_TRACE_FAST_H
@@ -26,18 +26,17 @@
                                        * so it is cold */
 
 /* EV_TRACK names the child track (w.layer, w.track) `name`; EV_THREAD names
- * the recording thread (its own tracks, trace_thread_name). EV_SERIES and
- * EV_PAD stay in the rings: the sinks get a series as EV_COUNTER events. */
-enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_THREAD, EV_SERIES, EV_PAD };
+ * the recording thread (its own tracks, trace_thread_name). EV_SERIES,
+ * EV_FLOW and EV_PAD stay in the rings: the sinks get a series as
+ * EV_COUNTER events, and a flow on the slice that takes it. */
+enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_THREAD, EV_SERIES, EV_FLOW, EV_PAD };
 
-/* One record in a ring; after it: flow ids (out, then in), the args (as
- * trace_ring_arg), then the copied string args (ARG_STR), each
- * NUL-terminated. The name and ARG_LIT strings are kept by pointer: they
- * outlive the trace. */
+/* One record in a ring; after it: the args (as trace_ring_arg), then the
+ * copied string args (ARG_STR), each NUL-terminated. The name and ARG_LIT
+ * strings are kept by pointer: they outlive the trace. */
 typedef struct {
     uint32_t size;         /* bytes, this header included, multiple of 8 */
     uint8_t kind, nargs;
-    uint16_t nout, nin;
     uint8_t merged;        /* EV_END: the drainer stored its slice whole at the begin */
     int8_t layer, dir, clock;
     int32_t track;
@@ -49,6 +48,11 @@ typedef struct {
     const char *name;
 } trace_record;
 typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SERIES record */
+/* A flow waiting for the next slice its thread records (on `layer`, or on
+ * any when 0): the drainer hands it to that slice, so a record never waits
+ * for flows, nor carries them. */
+enum { FLOW_OUT, FLOW_IN, FLOW_FORGET };   /* forget: its thread exited, drop those waiting */
+typedef struct { uint32_t size; uint8_t kind, what; int8_t layer; uint64_t id; } trace_flow_record;
 /* An arg in the ring: its type is in the record's types, so that an arg is
  * two stores, not three. */
 typedef struct { const char *key; union { int64_t i; double d; const char *s; }; } trace_ring_arg;
@@ -63,7 +67,6 @@ typedef struct {
     uint8_t *ring;
     uint64_t limit;        /* the head may reach this without a look at the
                             * tail, the ring's pages or its end */
-    int nout, nin;         /* flows waiting for the next slice */
 } trace_writer;
 
 /* Internal to trace.c, here for the inlined path. gen changes at every open
@@ -87,7 +90,7 @@ TRACE_INLINE trace_record *
 trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
 {
     trace_record *r = (trace_record *)at;
-    r->size = n; r->kind = kind; r->nargs = 0; r->nout = r->nin = 0; r->merged = 0;
+    r->size = n; r->kind = kind; r->nargs = 0; r->merged = 0;
     r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
     r->types = 0; r->req = w->req; r->step = w->step; r->ts = ts; r->dur = 0;
     r->name = name ? name : "";
@@ -111,12 +114,12 @@ trace_publish(trace_writer *t, uint64_t head, uint32_t n, uint64_t events)
 }
 
 /* The writer of this thread when it can take an n-byte record with one
- * store of the head (*head) and no flows are waiting; else NULL. */
+ * store of the head (*head); else NULL. */
 TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, uint64_t *head)
 {
     trace_writer *t = trace_mine.w;
     if (!t || trace_mine.gen != atomic_load_explicit(&trace_live.gen, memory_order_relaxed) ||
-        (unsigned)(w->layer - L_GPU) > L_CLIENT - L_GPU || (t->nout | t->nin)) return NULL;
+        (unsigned)(w->layer - L_GPU) > L_CLIENT - L_GPU) return NULL;
     *head = atomic_load_explicit(&t->head, memory_order_relaxed);
     return *head + n <= t->limit ? t : NULL;
 }

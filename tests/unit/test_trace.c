@@ -307,14 +307,17 @@ static void test_long_string_arg(void **state)
     sqlite3_close(db);
 }
 
+/* An event; every third thread also leaves a flow waiting when it exits. */
 static void *one_event(void *arg)
 {
     trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
+    if ((intptr_t)arg % 3 == 0) trace_flow_out(trace_flow_next());
     return NULL;
 }
 
 /* More short-lived threads than the recorder has slots: exited threads'
- * buffers are reused, nothing is dropped. */
+ * buffers are reused, nothing is dropped, and a flow left waiting by a
+ * thread that exited is not handed to the next thread's first event. */
 static void test_short_lived_threads(void **state)
 {
     (void)state;
@@ -332,6 +335,30 @@ static void test_short_lived_threads(void **state)
     assert_int_equal(sqlite3_open(path("threads.db"), &db), SQLITE_OK);
     assert_int_equal(q(db, "SELECT count(DISTINCT request) FROM slices WHERE name = 'conn'"), 300);
     assert_true(q(db, "SELECT count(DISTINCT thread) FROM slices") <= 2);
+    assert_int_equal(q(db, "SELECT count(*) FROM flows"), 0);
+    sqlite3_close(db);
+}
+
+/* A flow for a layer waits past the slices of other layers: as an op's
+ * arrow to its kernel, recorded before the op's own slice. */
+static void test_flow_waits_for_its_layer(void **state)
+{
+    (void)state;
+    char err[256];
+    trace_run_info ri = info(path("flows.db"), NULL);
+    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
+    uint64_t f = trace_flow_next();
+    trace_flow_out_at(L_OPS, f);
+    trace_flow_in_at(L_GPU, f);
+    trace_slice(W(L_KERNELS, DIR_DOWN, 1, 0), "launch", 10, 5, 0, NULL);
+    trace_slice(W(L_GPU, DIR_DOWN, 1, 1), "kernel", 12, 20, 0, NULL);
+    trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "op", 5, 15, 0, NULL);
+    assert_int_equal(trace_close(err, sizeof err), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path("flows.db"), &db), SQLITE_OK);
+    assert_int_equal(q(db, "SELECT count(*) FROM flows f JOIN slices a ON a.id = f.from_slice"
+                           " JOIN slices b ON b.id = f.to_slice WHERE a.name = 'op' AND b.name = 'kernel'"), 1);
+    assert_int_equal(q(db, "SELECT count(*) FROM flows"), 1);
     sqlite3_close(db);
 }
 
@@ -602,6 +629,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_args_past_max),
         cmocka_unit_test(test_long_string_arg),
         cmocka_unit_test(test_short_lived_threads),
+        cmocka_unit_test(test_flow_waits_for_its_layer),
         cmocka_unit_test(test_schema_refusal),
         cmocka_unit_test(test_schema_migration),
         cmocka_unit_test(test_disk_full),
