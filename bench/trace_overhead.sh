@@ -4,7 +4,8 @@
 # every op and every kernel launch is traced (SQLite + Perfetto):
 # 1. the generation: build/bench/trace_overhead loads the model and times
 #    the same greedy generation untraced and traced, alternately, in
-#    pairs (PAIRS, default 200 for tiny-hi, BIG_PAIRS=8 for the large model):
+#    pairs, each run 20 ms after the one before (PAIRS, default 200 for
+#    tiny-hi, BIG_PAIRS=8 for the large model):
 #    the median of the pairs' ratios and its 95% interval. This is what
 #    tracing distorts: the engine's work on the host clock.
 # 2. the whole process (RUNS=5): `hipath generate` untraced and traced,

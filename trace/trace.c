@@ -733,9 +733,9 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
         /* the opener records most (in a CLI run it runs the model): it maps
          * its pages now, rather than in the middle of what it records, and
          * itself (0.1-0.2 ms): waiting for the idle-priority flusher to be
-         * scheduled took about 2 ms, and a thread that sleeps just before
-         * a run slows the run (a 2 ms sleep cost tiny-hi's next generation
-         * 1%: its core had gone idle; docs/trace-schema.md) */
+         * scheduled took about 2 ms, and any wait before a run slows it
+         * here (a 2 ms sleep cost tiny-hi's next generation 1%, a 3 ms busy
+         * wait 2.3%; docs/trace-schema.md) */
         populate(t, OPENER_PAGES);
     }
     return 0;
