@@ -143,7 +143,7 @@ static uint8_t *new_ring(void)
 /* ---- draining rings into the sinks (sink lock held) ---- */
 
 /* Every field set, none zeroed in bulk: an event is large (its args), and
- * this runs for every event written. Flow ids are read in place. */
+ * this runs for every event written. Flows are deliver's. */
 static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
 {
     e->kind = r->kind;
@@ -187,9 +187,11 @@ static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
     const trace_record *b = (const trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
     int depth = 0;
     pos += b->size;
-    for (int k = 0; k < LOOKAHEAD && pos < head; k++) {
+    for (int k = 0; k < LOOKAHEAD && pos < head; ) {
         trace_record *r = (trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
         pos += r->size;
+        if (r->kind == EV_FLOW || r->kind == EV_PAD) continue;   /* not events: not counted */
+        k++;
         if ((r->kind != EV_BEGIN && r->kind != EV_END) || r->layer != b->layer || r->track != b->track) continue;
         if (r->kind == EV_BEGIN) depth++;
         else if (r->kind == EV_END && depth-- == 0) return r;
@@ -447,12 +449,10 @@ static void stop_flusher(void)
 static void flow_record(trace_thread *t, int what, uint64_t id, int layer);
 
 /* A thread that exits leaves its ring (and any events not yet flushed) to
- * the next thread that enrolls, so short-lived threads do not pile up; the
- * flows still waiting for one of its slices are dropped. */
+ * the next thread that enrolls, so short-lived threads do not pile up. */
 static void on_thread_exit(void *p)
 {
     struct trace_mine *mine = p;
-    if (mine->gen == atomic_load(&trace_live.gen)) flow_record((trace_thread *)mine->w, FLOW_FORGET, 0, 0);
     pthread_mutex_lock(&T.enroll_lock);
     if (mine->gen == atomic_load(&trace_live.gen)) atomic_store(&((trace_thread *)mine->w)->idle, 1);
     pthread_mutex_unlock(&T.enroll_lock);
@@ -466,10 +466,12 @@ static trace_thread *enroll(void)
     pthread_mutex_lock(&T.enroll_lock);
     int n = atomic_load_explicit(&T.nthreads, memory_order_relaxed);
     trace_thread *t = NULL;
+    int adopted = 0;
     for (int i = 0; i < n && !t; i++)
         if (atomic_load(&T.threads[i]->idle)) {
             t = T.threads[i];
             atomic_store(&t->idle, 0);
+            adopted = 1;
         }
     if (!t && n < TRACE_MAX_THREADS && (t = aligned_alloc(64, sizeof *t))) {
         memset(t, 0, sizeof *t);
@@ -490,6 +492,9 @@ static trace_thread *enroll(void)
         pthread_setspecific(exit_key, &trace_mine);
     }
     pthread_mutex_unlock(&T.enroll_lock);
+    /* the flows the ring's last thread left waiting are not this one's;
+     * written by the adopter, the ring's only writer now */
+    if (adopted) flow_record(t, FLOW_FORGET, 0, 0);
     return t;
 }
 
