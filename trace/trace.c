@@ -114,11 +114,13 @@ static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
  * them when it gets there), so the zeroed pages pass through the flusher's
  * core's cache, not the recorder's; but the thread that opens the trace
  * maps its OPENER_PAGES itself, in trace_open (see there). Zeroing memory
- * costs the model's run even on another core, and far more during the run
- * than before it: with 2 MiB mapped at open, tiny-hi's traced generation
+ * during the run costs the run even on another core; before it, nothing
+ * the bench sees: with 2 MiB mapped at open, tiny-hi's traced generation
  * cost +4.4% at 32 tokens (1.3 MB of events), +10.5% at 128 (5.2 MB) and
- * +15.1% at 256, the rest mapped as it went; with 8 MiB at open, about a
- * point more at 32 tokens, +3.8-5.3% at 128 and +4.4% at 256. The
+ * +15.1% at 256, the rest mapped as it went; with 8 MiB at open, +3.8-5.3%
+ * at 128 and +4.4% at 256 (runs back to back, where the longer open also
+ * cost about a point at 32 tokens; spaced 20 ms apart, mapping 8 MiB at
+ * open costs the run nothing measurable: docs/trace-schema.md). The
  * flusher runs at idle priority, and while a model keeps every core busy
  * it may not run for a while: a recorder that reaches the end of its pages
  * maps the next RECORDER_PAGES itself, one call instead of a fault per

@@ -29,10 +29,11 @@ void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps
  * of a tiny-hi generation's profile (0.2% of SmolLM2's). One table per
  * thread: the last (theta, d) it saw. The same doubles as before. */
 enum { ROPE_MAX_HALF = 512 };
+static double rope_freq(float theta, int head_dim, int i) { return pow((double)theta, -2.0 * i / head_dim); }
 static const double *rope_freqs(float theta, int head_dim) {
     static _Thread_local struct { float theta; int d; double f[ROPE_MAX_HALF]; } c;
     if (c.theta != theta || c.d != head_dim) {
-        for (int i = 0; i < head_dim / 2; i++) c.f[i] = pow((double)theta, -2.0 * i / head_dim);
+        for (int i = 0; i < head_dim / 2; i++) c.f[i] = rope_freq(theta, head_dim, i);
         c.theta = theta;
         c.d = head_dim;
     }
@@ -46,7 +47,7 @@ void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float th
     const double *freq = half <= ROPE_MAX_HALF ? rope_freqs(theta, head_dim) : NULL;
     for (int t = 0; t < T; t++)
         for (int i = 0; i < half; i++) {
-            double a = pos[t] * (freq ? freq[i] : pow((double)theta, -2.0 * i / head_dim));
+            double a = pos[t] * (freq ? freq[i] : rope_freq(theta, head_dim, i));
             float c = (float)cos(a), s = (float)sin(a);
             for (int h = 0; h < n_heads; h++) {
                 float *v = x + ((size_t)t * n_heads + h) * head_dim;
