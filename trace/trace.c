@@ -338,7 +338,12 @@ static int flush_locked(char *err, int errlen)
     for (int i = 0; i < nthreads; i++) n += drain(T.threads[i]);
     if (T.db && rc == 0) rc = tsql_commit(T.db, why, sizeof why);
     if (rc) atomic_fetch_add(&T.dropped, n);
-    if (T.pf && tpf_commit(T.pf, rc ? NULL : why, sizeof why)) rc = -1;
+    char pf_why[128];
+    if (T.pf && tpf_commit(T.pf, pf_why, sizeof pf_why)) {   /* a full disk fails both: say both */
+        size_t k = strlen(why);
+        snprintf(why + k, sizeof why - k, "%s%s", k ? "; " : "", pf_why);
+        rc = -1;
+    }
     atomic_fetch_add(&T.flush_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - start);
     atomic_fetch_add(&T.flushes, 1);
     if (rc) {

@@ -512,6 +512,33 @@ static void test_disk_full(void **state)
     perfetto__protos__trace__free_unpacked(t, NULL);
 }
 
+/* Both files fail in the same flush (one full disk holds both): the reason
+ * names both, not only the database. */
+static void test_both_files_fail(void **state)
+{
+    (void)state;
+    const char *db_path = path("both.db"), *pf_path = path("both.pftrace");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char err[512] = "";
+        trace_run_info ri = info(db_path, pf_path);
+        if (trace_open(&ri, err, sizeof err)) _exit(10);
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &(struct rlimit){ 4096, 4096 });   /* below what one flush writes to either */
+        for (int i = 0; i < 250; i++)
+            trace_instant(W(L_OPS, DIR_NONE, 0, 0), "fill", 1, (trace_arg[]){ TA_STR("pad", "0123456789abcdef0123456789") });
+        if (trace_flush(err, sizeof err) == 0) _exit(11);
+        if (!strstr(err, "trace db") || !strstr(err, "perfetto trace")) _exit(12);
+        if (trace_close(err, sizeof err) == 0 || !strstr(err, "trace db") || !strstr(err, "perfetto trace")) _exit(13);
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -633,6 +660,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_schema_refusal),
         cmocka_unit_test(test_schema_migration),
         cmocka_unit_test(test_disk_full),
+        cmocka_unit_test(test_both_files_fail),
         cmocka_unit_test(test_unwritable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
