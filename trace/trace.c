@@ -53,7 +53,7 @@ typedef struct {
     trace_writer w;                      /* first: trace_mine.w points to it */
     uint64_t tail_seen;                  /* the owner's last look at tail */
     _Alignas(64) _Atomic uint64_t tail;  /* drainer writes */
-    flow_queue waiting[2];               /* drainer's: flows out ([0]) and in ([1]) */
+    flow_queue waiting[2];               /* drainer's: flows out ([FLOW_OUT]) and in ([FLOW_IN]) */
     struct { int layer, track; int64_t row; uint64_t modeled; } open[MAX_DEPTH]; /* begun, not ended */
     int nopen, overflow;
     int index;
@@ -211,7 +211,7 @@ static void to_sinks(const trace_event *e)
  * takes it (take_flows). */
 static void flow_waits(trace_thread *t, const trace_flow_record *f)
 {
-    if (f->what == FLOW_FORGET) { t->waiting[0].n = t->waiting[1].n = 0; return; }
+    if (f->what == FLOW_FORGET) { t->waiting[FLOW_OUT].n = t->waiting[FLOW_IN].n = 0; return; }
     flow_queue *q = &t->waiting[f->what];
     if (q->n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
     q->layer[q->n] = f->layer;
@@ -241,7 +241,7 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
         to_sinks(&e);
         return;
     }
-    if ((e.kind == EV_BEGIN || e.kind == EV_SLICE || e.kind == EV_INSTANT) && (t->waiting[0].n | t->waiting[1].n)) {
+    if ((e.kind == EV_BEGIN || e.kind == EV_SLICE || e.kind == EV_INSTANT) && (t->waiting[FLOW_OUT].n | t->waiting[FLOW_IN].n)) {
         e.nout = take_flows(&t->waiting[FLOW_OUT], e.w.layer, out);
         e.nin = take_flows(&t->waiting[FLOW_IN], e.w.layer, in);
         e.out = out;
