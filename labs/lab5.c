@@ -10,7 +10,9 @@
 enum { NP = 4, TOK = 8 };
 static const int PS[NP] = { 16, 64, 128, 256 };
 
-/* The prefill and decode rows of the request of each P, then P_cross and P_knee. */
+/* The prefill and decode rows of the request of each P, then P_cross and
+ * P_knee. The knee is read off the device time, not the step: the step
+ * holds host time, which would put the knee where the host was busy. */
 static int prompt_rows(lab *L, const char *model, const char *config, const char *dt, const int *plen, int np) {
     double prev = NA, knee = NA, cross = NA;
     for (int k = 0; k < np; k++) {
@@ -20,9 +22,9 @@ static int prompt_rows(lab *L, const char *model, const char *config, const char
         if (lab_bounds(config, &L->gpu, dt, "fp32", 1, P, P, &b) || lab_bounds(config, &L->gpu, dt, "fp32", 1, P, P + 4, &d)) return -1;
         if (lab_measure_request(L, 2 + k, &m)) return -1;
         L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P };
-        if (!isnan(prev) && isnan(knee) && m.prefill_s / prev > 1.6) knee = plen[k - 1];
+        if (!isnan(prev) && isnan(knee) && m.prefill_gpu_s / prev > 1.6) knee = plen[k - 1];
         if (isnan(cross) && bounds_compute_bound(&b.prefill)) cross = P;
-        prev = m.prefill_s;
+        prev = m.prefill_gpu_s;
         lab_row(L, "prefill_flops", "FLOP", b.prefill.flops, m.prefill_flops, "prefill.flops", "v_steps.op_flops, prefill", NULL);
         lab_row(L, "prefill_bytes", "B", b.prefill.bytes, m.prefill_bytes, "prefill.bytes", "v_steps.op_bytes, prefill", NULL);
         lab_row(L, "prefill_intensity", "FLOP/B", b.prefill.intensity, NA, "prefill.arithmetic_intensity", "", bounds_compute_bound(&b.prefill) ? "compute-bound" : "memory-bound");
@@ -32,7 +34,7 @@ static int prompt_rows(lab *L, const char *model, const char *config, const char
         lab_row(L, "decode_step", "s", d.decode.t_lower, m.step_s, "decode.t_lower_s", "v_steps.dur_ns, decode median", NULL);
     }
     lab_row(L, "P_cross", "tokens", cross, NA, "smallest swept P with prefill compute-bound", "", isnan(cross) ? "no swept P is compute-bound" : "");
-    lab_row(L, "P_knee", "tokens", cross, knee, "P_cross", "smallest P with prefill_step(2P)/prefill_step(P) > 1.6", "");
+    lab_row(L, "P_knee", "tokens", cross, knee, "P_cross", "smallest P with prefill_t_device(2P)/prefill_t_device(P) > 1.6", "");
     return 0;
 }
 
