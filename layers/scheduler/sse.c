@@ -71,8 +71,10 @@ static int fill(job *j) {
             trace_flow_in(trace_request_flow(j->r.id, HOP_DETOKENIZED));
             trace_flow_out(trace_request_flow(j->r.id, HOP_STREAMED));
         }
-        event(j, api_chunk(&j->a, 0, text, lp, NULL));
+        /* the instant before the event: the time the event carries (its
+         * stamp) is then never before it, so the client's token is not either */
         trace_instant(w, "sse_chunk", TRACE_ARGS(TA_STR("text", text), TA_INT("tokens", n_out)));
+        event(j, api_chunk(&j->a, 0, text, lp, NULL));
     }
     free(text);
     if (!n.done) return 1;
