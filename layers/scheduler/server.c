@@ -176,7 +176,8 @@ static int prepare(server *s, job *j, api_error *e) {
                         "This model's maximum context length is %d tokens. However, you requested %d tokens "
                         "(%d in the prompt, %d for the completion).", s->max_model_len, n + max_tokens, n, max_tokens);
     memcpy(j->stop_ids, s->stop_ids, sizeof j->stop_ids);
-    j->n_stop_ids = s->n_stop_ids;
+    j->n_stop_ids = j->a.n_stop_ids = s->n_stop_ids;
+    j->a.stop_ids = j->stop_ids;
     request *r = &j->r;
     r->prompt = j->prompt;
     r->n_prompt = n;
