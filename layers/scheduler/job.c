@@ -76,9 +76,9 @@ static int news_for(job *j) {
     return 1;
 }
 
-int job_keepalive(job *j, double now) {
+int job_keepalive(job *j, double now, double after) {
     pthread_mutex_lock(&j->mu);
-    int keep = !j->released, wake = j->suspended && now - j->suspended_at >= KEEPALIVE_S;
+    int keep = !j->released, wake = j->suspended && now - j->suspended_at >= after;
     if (wake) j->suspended = 0, j->keepalive_due = 1;
     pthread_mutex_unlock(&j->mu);
     if (wake) MHD_resume_connection(j->conn);
