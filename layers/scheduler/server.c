@@ -52,9 +52,9 @@ struct server {
     atomic_ullong responses[600];  /* by HTTP status */
     /* Request ids in flight (each request's is its own), under ids_mu; the
      * streams the keep-alive ticker looks at (every second, or every
-     * keepalive_s if shorter), under mu (which
-     * the ticker holds while it resumes connections: libmicrohttpd may call
-     * completed(), which takes ids_mu, with a lock of its own held). */
+     * keepalive_s if shorter), under mu (which the ticker holds while it
+     * resumes connections: libmicrohttpd may call completed(), which takes
+     * ids_mu, with a lock of its own held). */
     pthread_mutex_t ids_mu, mu;
     pthread_cond_t tick;
     int64_t next_id, *ids;
