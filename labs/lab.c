@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "kernels/backend.h"
 #include "layers/tokenizer/tokenizer.h"
+#include "trace/db_error.h"
 #include "trace/trace.h"
 #include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT, the text of labs/plot.py */
 #include <curl/curl.h>
@@ -220,7 +221,8 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
     *q = (lab_query){ .file = LAB_SQL[which].file };
     if (sqlite3_open_v2(L->db, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(q->db, LAB_SQL[which].text, -1, &q->st, NULL) != SQLITE_OK) {
-        cli_fail("%s: %s", q->file, sqlite3_errmsg(q->db));
+        char why[256];
+        cli_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why));
         sqlite3_close(q->db);
         return -1;
     }
@@ -240,7 +242,8 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
 int lab_sql_next(lab_query *q) {
     if (q->failed) return 0;
     int rc = sqlite3_step(q->st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { cli_fail("%s: %s", q->file, sqlite3_errmsg(q->db)); q->failed = 1; }
+    char why[256];
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { cli_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why)); q->failed = 1; }
     return q->has_row = rc == SQLITE_ROW;
 }
 

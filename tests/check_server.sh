@@ -2,7 +2,8 @@
 # `hipath serve` from the outside: the official OpenAI Node SDK (openai,
 # pinned by tests/server/package-lock.json, installed into build/npm-server),
 # curl for the raw SSE framing, raw HTTP for bad input, a client hanging up
-# mid-stream, and a KV cache too small for everyone at once. Runs the ASan
+# mid-stream, and a KV cache too small for everyone at once (a stream queued
+# there gets keep-alive comments). Runs the ASan
 # build (build/asan/hipath, made by `make test`) so a memory error or a leak
 # fails the test; the server must also exit cleanly at the end.
 # HIPATH=path overrides the binary, HIPATH_TEST_MODEL the model folder
@@ -72,9 +73,10 @@ stop main
 
 # A KV cache of 128 tokens: what can never fit gets 503, the rest waits its turn.
 MB=$(python3 -c "import json; c = json.load(open('$MODEL/config.json')); h = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']; print(128 * 8 * c['num_hidden_layers'] * c.get('num_key_value_heads', c['num_attention_heads']) * h / 2**20)")
-start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN --split-special-tokens
+start kv "$MODEL" --kv-cache-mb "$MB" --max-model-len $MAX_LEN --split-special-tokens --sse-keepalive 0.05
 echo "server: KV cache of 128 tokens on port $PORT"
 python3 tests/server/raw.py kv 127.0.0.1 $PORT || fail=1
+python3 tests/server/raw.py keepalive 127.0.0.1 $PORT || fail=1
 python3 tests/server/raw.py shutdown 127.0.0.1 $PORT $PID || fail=1
 stop kv
 

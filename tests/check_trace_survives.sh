@@ -6,7 +6,8 @@
 # kill (tests/server/kill.py; how many that finished 2 s before the kill
 # made it in is printed, not checked: a time). (2) A trace that cannot be written (the file size
 # limit stands in for a full disk) makes run, generate and serve exit 1
-# with the reason, after the reply.
+# with the reason, after the reply. (3) Where a tmpfs can be mounted (as
+# root; skipped otherwise), a really full one reads "disk full".
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}   # the load needs speed: not the ASan build
 . tests/server/serve.sh
@@ -45,5 +46,20 @@ bad += not ok
 print("%s serve with a full disk: exit %d, and why: %s" % ("ok  " if ok else "FAIL", rc, [l for l in err.splitlines() if "trace" in l][-1:]))
 sys.exit(1 if bad else 0)
 EOF
+# 16 KiB fills as the WAL index grows (SQLite: "disk I/O error", errno
+# ENOSPC), 64 KiB at a page of the database (SQLite: "database or disk is full").
+mkdir -p $OUT/tmpfs
+if unshare -m sh -c "mount -t tmpfs -o size=16k tmpfs $OUT/tmpfs" 2>/dev/null; then
+  for size in 16k 64k; do
+    unshare -m sh -c "mount -t tmpfs -o size=$size tmpfs $OUT/tmpfs && exec \"\$0\" generate --model $MODEL --prompt Hi \
+      --trace-db $OUT/tmpfs/t.db" "$HIPATH" >/dev/null 2>$OUT/tmpfs.err
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "^hipath: trace.*: disk full" $OUT/tmpfs.err; then ok="ok  "; else ok=FAIL; fail=1; fi
+    echo "$ok generate on a full tmpfs of $size: exit $rc, and why: $(grep trace $OUT/tmpfs.err | tail -n 1)"
+  done
+else
+  echo "skip: no tmpfs can be mounted here (not root): no really full disk"
+fi
+
 [ $fail -eq 0 ] && echo "check_trace_survives: all passed" || echo "check_trace_survives: FAILED"
 exit $fail

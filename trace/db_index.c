@@ -6,6 +6,7 @@
  * server that is read while it runs.
  */
 #include "trace/db_index.h"
+#include "trace/db_error.h"
 #include "trace/trace_sink.h"
 #include <sqlite3.h>
 #include <stdio.h>
@@ -18,13 +19,12 @@ static const char reader_index_sql[] =
 
 int trace_db_index(const char *path, char *err, int errlen) {
     sqlite3 *db = NULL;
-    char *msg = NULL;
+    char why[256];
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
     if (rc == SQLITE_OK) sqlite3_busy_timeout(db, 30000);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, trace_index_sql, NULL, NULL, &msg);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, reader_index_sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) snprintf(err, errlen, "trace db %s: indexes: %s", path, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, trace_index_sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, reader_index_sql, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) snprintf(err, errlen, "trace db %s: indexes: %s", path, trace_db_why(db, why, sizeof why));
     sqlite3_close(db);
     return rc == SQLITE_OK ? 0 : -1;
 }

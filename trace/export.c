@@ -8,6 +8,7 @@
  * once, in a pool, and always handed over at the same address.
  */
 #include "trace/export.h"
+#include "trace/db_error.h"
 #include "trace/trace_sink.h"
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -67,7 +68,8 @@ int trace_export_perfetto(const char *db_path, int64_t run, int64_t t0, int64_t 
                           int64_t *events, char *err, int errlen) {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", db_path, sqlite3_errmsg(db));
+        char why[256];
+        snprintf(err, errlen, "%s: %s", db_path, trace_db_why(db, why, sizeof why));
         sqlite3_close(db);
         return -1;
     }

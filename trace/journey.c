@@ -1,5 +1,6 @@
 /* journey.c -- the journey table, read back from the SQLite trace. */
 #include "trace/journey.h"
+#include "trace/db_error.h"
 #include "trace/trace.h"
 #include <sqlite3.h>
 #include <stdio.h>
@@ -77,7 +78,8 @@ int trace_journey_request(const char *path, int64_t run, int64_t req, journey_ro
                           char *err, int errlen) {
     sqlite3 *db;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db)); sqlite3_close(db); return -1;
+        char why[256];
+        snprintf(err, errlen, "%s: %s", path, trace_db_why(db, why, sizeof why)); sqlite3_close(db); return -1;
     }
     /* The request's window: the client's `request` slice. */
     sqlite3_stmt *st;

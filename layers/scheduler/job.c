@@ -76,9 +76,9 @@ static int news_for(job *j) {
     return 1;
 }
 
-int job_keepalive(job *j, double now) {
+int job_keepalive(job *j, double now, double after) {
     pthread_mutex_lock(&j->mu);
-    int keep = !j->released, wake = j->suspended && now - j->suspended_at >= KEEPALIVE_S;
+    int keep = !j->released, wake = j->suspended && now - j->suspended_at >= after;
     if (wake) j->suspended = 0, j->keepalive_due = 1;
     pthread_mutex_unlock(&j->mu);
     if (wake) MHD_resume_connection(j->conn);
@@ -121,9 +121,12 @@ static int add_text(job *j, const char *s, size_t n) {
 
 static int on_token(request *r, const sample_result *s, void *user) {
     job *j = user;
-    if (is_stop_id(j->stop_ids, j->n_stop_ids, s->id)) return 0;   /* the end of the turn is not text */
+    /* The end of the turn is not text; under ignore_eos it is still a
+     * completion token that usage counts, so it keeps its logprobs entry. */
+    int eot = is_stop_id(j->stop_ids, j->n_stop_ids, s->id);
+    if (eot && !j->q.ignore_eos) return 0;
     size_t n = 0;
-    const char *piece = j->a.text->decode(j->dec, s->id, &n, r->id, r->n_out - 1);
+    const char *piece = eot ? "" : j->a.text->decode(j->dec, s->id, &n, r->id, r->n_out - 1);
     if (!piece) piece = "", n = 0;   /* an id outside the vocabulary: no text */
     pthread_mutex_lock(&j->mu);
     if (j->n_toks == j->cap_toks) {

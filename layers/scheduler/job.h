@@ -19,8 +19,6 @@
 #include "layers/scheduler/openai.h"
 #include <sys/types.h>
 
-#define KEEPALIVE_S 5   /* a stream with nothing to send for this long gets a comment line */
-
 struct MHD_Connection;
 
 typedef struct {
@@ -70,9 +68,9 @@ void job_unref(job *j);
 /* Suspend the connection until there is news (mu held): for a stream a
  * token or the end, else the end. */
 void job_suspend(job *j);
-/* A stream suspended for KEEPALIVE_S is resumed with keepalive_due set.
+/* A stream suspended for `after` seconds is resumed with keepalive_due set.
  * 0 once the connection has let the job go (drop it from the list). */
-int  job_keepalive(job *j, double now);
+int  job_keepalive(job *j, double now, double after);
 
 /* What the connection may send now: text[sent..end) and toks[toks_sent..n_toks),
  * one token's text at a time (so a stream has as many events however the

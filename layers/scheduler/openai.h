@@ -56,6 +56,8 @@ typedef struct {
     const char *model;
     const text_codec *text;  /* for the logprobs' token strings */
     int top_logprobs;
+    const int *stop_ids;     /* end-of-turn ids: an entry of one (ignore_eos) adds no text to the reply */
+    int n_stop_ids;
 } api_reply;
 
 /* Logprobs of tokens s[0..n) in the endpoint's shape; text_offset: where

@@ -1,5 +1,6 @@
 /* openai_json.c -- OpenAI request checking and response building (cJSON). */
 #include "layers/scheduler/openai.h"
+#include "layers/scheduler/scheduler.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,7 +282,7 @@ cJSON *api_logprobs(const api_reply *a, const sample_result *s, int n, int text_
     for (int i = 0; i < n; i++) {
         cJSON *tok = token_string(a->text, s[i].id, &bytes), *top = cJSON_CreateObject();
         cJSON_AddItemToArray(offs, cJSON_CreateNumber(text_offset));
-        text_offset += cJSON_GetArraySize(bytes);
+        if (!is_stop_id(a->stop_ids, a->n_stop_ids, s[i].id)) text_offset += cJSON_GetArraySize(bytes);
         cJSON_Delete(bytes);
         cJSON_AddItemToArray(tokens, tok);
         cJSON_AddItemToArray(lps, cJSON_CreateNumber(s[i].logprob));

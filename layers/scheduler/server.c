@@ -30,6 +30,7 @@
 #define MAX_BODY (1 << 20)
 #define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
 #define HTTP_THREADS 4         /* MHD's pool: each polls its share of the connections */
+#define KEEPALIVE_S 5          /* the default of --sse-keepalive */
 
 struct server {
     model m;
@@ -41,6 +42,7 @@ struct server {
     server_handler other;          /* paths not routed here (server.h) */
     void *other_ctx;
     int max_model_len, port;
+    double keepalive_s;            /* a stream waiting this long gets a comment line */
     int split_special_tokens;      /* the default of the request field of that name */
     int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
     int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
@@ -49,9 +51,10 @@ struct server {
     atomic_int closing;            /* server_stop: a new request gets 503 */
     atomic_ullong responses[600];  /* by HTTP status */
     /* Request ids in flight (each request's is its own), under ids_mu; the
-     * streams the keep-alive ticker looks at once a second, under mu (which
-     * the ticker holds while it resumes connections: libmicrohttpd may call
-     * completed(), which takes ids_mu, with a lock of its own held). */
+     * streams the keep-alive ticker looks at (every second, or every
+     * keepalive_s if shorter), under mu (which the ticker holds while it
+     * resumes connections: libmicrohttpd may call completed(), which takes
+     * ids_mu, with a lock of its own held). */
     pthread_mutex_t ids_mu, mu;
     pthread_cond_t tick;
     int64_t next_id, *ids;
@@ -176,7 +179,8 @@ static int prepare(server *s, job *j, api_error *e) {
                         "This model's maximum context length is %d tokens. However, you requested %d tokens "
                         "(%d in the prompt, %d for the completion).", s->max_model_len, n + max_tokens, n, max_tokens);
     memcpy(j->stop_ids, s->stop_ids, sizeof j->stop_ids);
-    j->n_stop_ids = s->n_stop_ids;
+    j->n_stop_ids = j->a.n_stop_ids = s->n_stop_ids;
+    j->a.stop_ids = j->stop_ids;
     request *r = &j->r;
     r->prompt = j->prompt;
     r->n_prompt = n;
@@ -462,21 +466,24 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
     return 0;
 }
 
-/* Once a second: streams suspended for KEEPALIVE_S get a comment line
- * (a proxy in front would otherwise time the wait out), and the streams
- * whose connection let go leave the list. */
+/* Every second (or keepalive_s, if shorter): streams suspended for
+ * keepalive_s get a comment line (a proxy in front would otherwise time
+ * the wait out), and the streams whose connection let go leave the list. */
 static void *ticker(void *arg) {
     server *s = arg;
+    long period_ns = (long)(fmin(s->keepalive_s, 1.0) * 1e9);
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += 1;
+        until.tv_nsec += period_ns;
+        until.tv_sec += until.tv_nsec / 1000000000;
+        until.tv_nsec %= 1000000000;
         pthread_cond_timedwait(&s->tick, &s->mu, &until);
         double now = trace_host_seconds();
         for (job **p = &s->streams; *p;) {
             job *j = *p;
-            if (job_keepalive(j, now)) { p = (job **)&j->next_stream; continue; }
+            if (job_keepalive(j, now, s->keepalive_s)) { p = (job **)&j->next_stream; continue; }
             *p = j->next_stream;
             job_unref(j);
         }
@@ -552,6 +559,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->other = o->other;
     s->other_ctx = o->other_ctx;
     s->split_special_tokens = o->split_special_tokens;
+    s->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : KEEPALIVE_S;
     unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
     unsigned per_ip = o->max_connections_per_ip > 0 ? o->max_connections_per_ip : 128;
     unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;

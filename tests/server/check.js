@@ -71,6 +71,30 @@ async function main() {
   for await (const c of s2) if (c.choices[0] && c.choices[0].logprobs) n += c.choices[0].logprobs.content.length;
   check(n === content.length, `streamed logprobs cover the same tokens (${n} vs ${content.length})`);
 
+  // ignore_eos: the end-of-turn ids generated past the reply are completion
+  // tokens, so logprobs has an entry for each token usage counts (tiny-hi
+  // repeats its end of turn); a completion's text_offset stays in its text.
+  const ie = { model, max_tokens: 12, temperature: 0, ignore_eos: true };
+  const wc = await client.chat.completions.create({ ...ie, messages, logprobs: true });
+  check(wc.choices[0].logprobs.content.length === wc.usage.completion_tokens,
+        `ignore_eos, chat: one logprobs entry per completion token (${wc.choices[0].logprobs.content.length} vs ${wc.usage.completion_tokens})`);
+  let sc = 0, su = null;
+  for await (const c of await client.chat.completions.create({ ...ie, messages, logprobs: true, stream: true, stream_options: { include_usage: true } })) {
+    if (c.usage) su = c.usage;
+    if (c.choices[0] && c.choices[0].logprobs) sc += c.choices[0].logprobs.content.length;
+  }
+  check(su && sc === su.completion_tokens, `ignore_eos, chat streamed: one entry per completion token (${sc} vs ${su && su.completion_tokens})`);
+  const wp = await client.completions.create({ ...ie, prompt: 'Hi', logprobs: 1 });
+  const offs = wp.choices[0].logprobs.text_offset, textLen = Buffer.byteLength(wp.choices[0].text);
+  check(wp.choices[0].logprobs.tokens.length === wp.usage.completion_tokens && offs.every(o => o <= textLen),
+        `ignore_eos, completions: one entry per completion token (${wp.choices[0].logprobs.tokens.length} vs ${wp.usage.completion_tokens}), offsets within the text`);
+  let sp = 0, spu = null;
+  for await (const c of await client.completions.create({ ...ie, prompt: 'Hi', logprobs: 1, stream: true, stream_options: { include_usage: true } })) {
+    if (c.usage) spu = c.usage;
+    if (c.choices[0] && c.choices[0].logprobs) sp += c.choices[0].logprobs.tokens.length;
+  }
+  check(spu && sp === spu.completion_tokens, `ignore_eos, completions streamed: one entry per completion token (${sp} vs ${spu && spu.completion_tokens})`);
+
   // Seeded sampling reproduces; stop strings cut the text.
   const a = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 1, seed: 7 });
   const b = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 1, seed: 7 });

@@ -5,6 +5,7 @@ cancelled and its KV blocks come back, and the server keeps serving.
 
 usage: raw.py errors HOST PORT API_KEY MAX_MODEL_LEN
        raw.py kv HOST PORT          (a server with a tiny KV cache: wait, then 503)
+       raw.py keepalive HOST PORT   (the same, with --sse-keepalive 0.05: comments while a stream waits)
        raw.py shutdown HOST PORT PID (SIGTERM mid-stream: the stream ends with an error chunk)
 Exit 0 when every check passes; each failure prints one line."""
 import http.client, json, os, re, signal, socket, sys, threading, time
@@ -287,6 +288,55 @@ def kv(host, port):
     check(metric(host, port, "hipath_kv_blocks_used") == 0, "all blocks back")
 
 
+def in_engine(host, port):
+    """Requests the engine has taken: finished (for any reason), running or waiting."""
+    _, text = get(host, port, "/metrics")
+    return sum(float(v) for v in re.findall(r"^hipath_requests_(?:finished_total\{[^}]*\}|running|waiting) (\S+)$", text.decode(), re.M))
+
+
+def stream_lines(host, port, body):
+    """A streamed chat completion's lines, as they came (no blank ones)."""
+    c = http.client.HTTPConnection(host, port, timeout=600)
+    c.request("POST", "/v1/chat/completions", json.dumps(dict(body, stream=True)), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    lines = [l.rstrip(b"\n") for l in iter(r.readline, b"") if l != b"\n"]
+    c.close()
+    return lines
+
+
+def chunk_text(chunk):
+    """A chat chunk's text ("" for none)."""
+    return chunk["choices"][0]["delta"].get("content") or "" if chunk["choices"] else ""
+
+
+def keepalive(host, port):
+    """A stream queued behind requests that each fill the KV cache (8 blocks:
+    one of 100 tokens at a time) gets its role chunk, then ': keepalive'
+    comments while it waits, before its first token, then its reply. Nothing
+    is timed: if the requests ahead were done before a comment was due (a
+    fast machine), more are put ahead and it is tried again."""
+    hi = [{"role": "user", "content": "Hi"}]
+    long_one = {"messages": hi, "max_tokens": 100, "ignore_eos": True, "temperature": 0}
+    for ahead in (4, 16, 64):
+        before = in_engine(host, port)
+        ts = [threading.Thread(target=post, args=(host, port, "/v1/chat/completions", long_one)) for _ in range(ahead)]
+        for t in ts: t.start()
+        deadline = time.time() + 120   # a bound for a stuck server only: they are queued in milliseconds
+        while in_engine(host, port) < before + ahead and time.time() < deadline:
+            time.sleep(0.01)
+        lines = stream_lines(host, port, {"messages": hi, "max_tokens": 8, "temperature": 0})
+        for t in ts: t.join()
+        data = [json.loads(l[6:]) for l in lines if l.startswith(b"data: {")]
+        text = "".join(chunk_text(d) for d in data)
+        first = next((i for i, d in enumerate(lines) if d.startswith(b"data: {") and chunk_text(json.loads(d[6:]))), len(lines))
+        waited = [l for l in lines[:first] if l == b": keepalive"]
+        if waited:
+            break
+    check(bool(waited) and lines[-1] == b"data: [DONE]" and text, "a stream waiting behind %d long requests gets %d ': keepalive' "
+          "comments before its first token, then its reply %r and [DONE]" % (ahead, len(waited), text))
+    check(metric(host, port, "hipath_kv_blocks_used") == 0, "all blocks back")
+
+
 def shutdown(host, port, pid):
     """The server stops while a stream is running: the client still gets an
     OpenAI error object as a data: chunk, then [DONE]."""
@@ -314,6 +364,8 @@ if __name__ == "__main__":
         errors(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
     elif sys.argv[1] == "kv":
         kv(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "keepalive":
+        keepalive(sys.argv[2], int(sys.argv[3]))
     else:
         shutdown(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     sys.exit(1 if failed else 0)

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -539,6 +540,78 @@ static void test_both_files_fail(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A full disk as the kernel reports it, through SQLite's own hook for its
+ * system calls: every write to a file whose name ends with full_suffix
+ * ("": any) fails with ENOSPC. SQLite then says either SQLITE_FULL (a page
+ * of the WAL) or an I/O error with errno ENOSPC (growing the WAL index,
+ * "-shm", which a tmpfs of 16 KiB gives at the first transaction); both
+ * must read "disk full". */
+static const char *full_suffix;
+static sqlite3_syscall_ptr real_write[3];
+static int disk_full(int fd)
+{
+    char link[64], name[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, name, sizeof name - 1);
+    size_t k = strlen(full_suffix);
+    if (n < (ssize_t)k) return 0;
+    name[n] = 0;
+    if (strcmp(name + n - k, full_suffix)) return 0;
+    errno = ENOSPC;
+    return 1;
+}
+static ssize_t full_write(int fd, const void *b, size_t n)
+{
+    return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t))real_write[0])(fd, b, n);
+}
+static ssize_t full_pwrite(int fd, const void *b, size_t n, off_t at)
+{
+    return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t, off_t))real_write[1])(fd, b, n, at);
+}
+static ssize_t full_pwrite64(int fd, const void *b, size_t n, off_t at)
+{
+    return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t, off_t))real_write[2])(fd, b, n, at);
+}
+static void fill_disk(const char *suffix)
+{
+    static const char *names[3] = { "write", "pwrite", "pwrite64" };
+    sqlite3_syscall_ptr full[3] = { (sqlite3_syscall_ptr)full_write, (sqlite3_syscall_ptr)full_pwrite,
+                                    (sqlite3_syscall_ptr)full_pwrite64 };
+    sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
+    full_suffix = suffix;
+    for (int i = 0; i < 3; i++)   /* a build of SQLite has one or two of them */
+        if ((real_write[i] = vfs->xGetSystemCall(vfs, names[i]))) vfs->xSetSystemCall(vfs, names[i], full[i]);
+}
+
+static void test_disk_full_says_so(void **state)
+{
+    (void)state;
+    for (int at_open = 0; at_open < 2; at_open++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            char err[512] = "";
+            trace_run_info ri = info(path(at_open ? "full-open.db" : "full-flush.db"), NULL);
+            if (at_open) {   /* the WAL index cannot grow: SQLite's "disk I/O error" */
+                fill_disk("-shm");
+                if (trace_open(&ri, err, sizeof err) == 0) _exit(10);
+            } else {         /* a page cannot be written: SQLite's "database or disk is full" */
+                if (trace_open(&ri, err, sizeof err)) _exit(11);
+                trace_instant(W(L_OPS, DIR_NONE, 0, 0), "fill", 0, NULL);
+                fill_disk("");
+                if (trace_flush(err, sizeof err) == 0) _exit(12);
+            }
+            if (strstr(err, "disk full")) _exit(0);
+            fprintf(stderr, "%s: %s\n", at_open ? "open" : "flush", err);
+            _exit(13);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -661,6 +734,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_schema_migration),
         cmocka_unit_test(test_disk_full),
         cmocka_unit_test(test_both_files_fail),
+        cmocka_unit_test(test_disk_full_says_so),
         cmocka_unit_test(test_unwritable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

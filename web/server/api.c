@@ -7,6 +7,7 @@
  */
 #include "web/server/web_int.h"
 #include "layers/gpu/profile.h"
+#include "trace/db_error.h"
 #include "trace/journey.h"
 #include "trace/trace.h"
 #include <stdio.h>
@@ -116,8 +117,10 @@ static enum MHD_Result requests(web *w, struct MHD_Connection *c, sqlite3 *db) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT request, min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
                                "WHERE run_id = ?1 AND request IS NOT NULL AND request < ?2 GROUP BY request "
-                               "ORDER BY request DESC LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
-        return web_fail(c, 500, "server_error", NULL, "%s", sqlite3_errmsg(db));
+                               "ORDER BY request DESC LIMIT ?3", -1, &st, NULL) != SQLITE_OK) {
+        char why[256];
+        return web_fail(c, 500, "server_error", NULL, "%s", trace_db_why(db, why, sizeof why));
+    }
     sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, before); sqlite3_bind_int64(st, 3, limit);
     cJSON *a = cJSON_CreateArray();
     while (sqlite3_step(st) == SQLITE_ROW) {

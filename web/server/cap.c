@@ -7,6 +7,7 @@
  * stays near the cap: at most what CHECK_S seconds of serving add above it.
  */
 #include "web/server/web_int.h"
+#include "trace/db_error.h"
 #include <stdio.h>
 #include <time.h>
 
@@ -44,11 +45,10 @@ static void trim(web *w) {
     sqlite3_busy_timeout(db, 30000);
     int64_t before = used(db), cap = (int64_t)(w->cap_mb * 1048576);
     for (int round = 0; round < 16 && used(db) > cap; round++) {
-        char *msg = NULL;
-        int rc = sqlite3_exec(db, TRIM, NULL, NULL, &msg);
-        if (rc != SQLITE_OK) fprintf(stderr, "hipath: trace cap: %s\n", msg ? msg : sqlite3_errmsg(db));
+        char why[256];
+        int rc = sqlite3_exec(db, TRIM, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) fprintf(stderr, "hipath: trace cap: %s\n", trace_db_why(db, why, sizeof why));
         if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        sqlite3_free(msg);
         if (rc != SQLITE_OK) break;
         if (!round) fprintf(stderr, "hipath: the trace passed %g MiB (%.3g MB in use): its oldest events are being deleted\n",
                             w->cap_mb, before / 1e6);

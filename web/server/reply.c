@@ -4,6 +4,7 @@
  */
 #include "web/server/web_int.h"
 #include "layers/scheduler/openai.h"
+#include "trace/db_error.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,8 @@ sqlite3 *web_db(const web *w, struct MHD_Connection *c, enum MHD_Result *r) {
         return NULL;
     }
     if (sqlite3_open_v2(w->db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        *r = web_fail(c, 503, "no_trace", NULL, "the trace cannot be opened: %s", sqlite3_errmsg(db));
+        char why[256];
+        *r = web_fail(c, 503, "no_trace", NULL, "the trace cannot be opened: %s", trace_db_why(db, why, sizeof why));
         sqlite3_close(db);
         return NULL;
     }
