@@ -108,10 +108,20 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)
 
 # Every test: unit tests (cmocka), then the reference checks; one summary line.
-test: all
-	@$(MAKE) --no-print-directory asan
+# The packages first (one apt at a time), then both builds side by side on
+# every core, then the tests, TEST_JOBS at a time (tests/run.sh).
+JOBS ?= $(shell nproc)
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j$(JOBS) all asan
 	@sh scripts/deps-test.sh
 	@sh tests/run.sh
+
+# make test in a fresh clone, 5 times in a row, beside two busy loops
+# (tests/stress.sh): no test may fail because the machine is busy.
+.PHONY: test-stress
+test-stress:
+	@sh tests/stress.sh
 
 # The library, CLI and unit tests again under AddressSanitizer and UBSan (build/asan).
 asan:
@@ -138,7 +148,9 @@ $(BUILD)/fuzzers/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(BUILD)/libhipath.a $(BUIL
 fuzz: fuzz-build
 	@sh tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-demo: $(BUILD)/hipath
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/hipath
 	$(BUILD)/hipath run "Hi"
 
 clean:
