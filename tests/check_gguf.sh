@@ -119,8 +119,20 @@ cat > "$OUT/cases.json" <<'EOF'
            "List three primary colors.", "Translate 'good morning' into Spanish.", "What is 12 times 7?",
            "Give me one tip for learning to code.", "Who wrote Romeo and Juliet?", "Describe a cat in five words."]}
 EOF
-python3 tests/ref/gguf_ref.py "$MODEL" "$OUT/cases.json" > "$OUT/ref.json" 2> "$OUT/ref.err" ||
-  { echo "FAIL: gguf_ref.py:"; tail -n 3 "$OUT/ref.err"; exit 1; }
+# The reference (transformers on the GGUF's weights, about a minute of CPU)
+# is kept in build/ref-cache/ under a hash of all it depends on: the model,
+# the cases, gguf_ref.py and the versions of torch, transformers and gguf.
+key=$( { cat "$MODEL" "$OUT/cases.json" tests/ref/gguf_ref.py | sha256sum;
+         python3 -c 'import importlib.metadata as m; print([m.version(p) for p in ("torch", "transformers", "gguf")])'; } |
+       sha256sum | cut -c1-16)
+CACHED=build/ref-cache/gguf-$key.json
+if [ -s "$CACHED" ]; then
+  cp "$CACHED" "$OUT/ref.json" && echo "reference: transformers' answers from $CACHED (the same inputs)"
+else
+  python3 tests/ref/gguf_ref.py "$MODEL" "$OUT/cases.json" > "$OUT/ref.json" 2> "$OUT/ref.err" ||
+    { echo "FAIL: gguf_ref.py:"; tail -n 3 "$OUT/ref.err"; exit 1; }
+  mkdir -p build/ref-cache && cp "$OUT/ref.json" "$CACHED.tmp" && mv "$CACHED.tmp" "$CACHED"
+fi
 
 python3 - "$HIPATH" "$MODEL" "$OUT/ref.json" $TOL $NEAR_TIE <<'PY'
 import json, subprocess, sys
