@@ -27,6 +27,7 @@ static const char USAGE[] =
     "  --max-connections N      connections held at once, in all (default 4096)\n"
     "  --max-connections-per-ip N  ... from one client address (default 128)\n"
     "  --connection-timeout S   close a connection idle this long (default 10; a request in progress waits)\n"
+    "  --http-threads N         threads that poll the connections, each its share (default 4)\n"
     "  --split-special-tokens   special-token text in messages (\"<|im_start|>\") is ordinary text, not the\n"
     "                           token (default: the token, as Hugging Face does); a request may say either\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
@@ -53,6 +54,7 @@ int cmd_serve(int argc, char **argv) {
         { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' },
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
+        { "http-threads", 1, 0, 'E' },
         { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
@@ -77,6 +79,7 @@ int cmd_serve(int argc, char **argv) {
         case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
         case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
         case 'O': if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
+        case 'E': if (parse_int(optarg, 1, 64, &v)) return cli_fail("--http-threads must be 1 to 64, got '%s'", optarg); o.http_threads = (int)v; break;
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;

@@ -29,7 +29,7 @@
 
 #define MAX_BODY (1 << 20)
 #define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
-#define HTTP_THREADS 4         /* MHD's pool: each polls its share of the connections */
+#define HTTP_THREADS 4         /* MHD's pool (unless --http-threads): each polls its share of the connections */
 
 struct server {
     model m;
@@ -557,7 +557,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;
     s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->http_threads > 0 ? o->http_threads : HTTP_THREADS),
                             MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->d) { snprintf(err, errlen, "cannot listen on %s:%d (address in use?)", host, o->port); goto fail_thread; }

@@ -35,6 +35,7 @@ typedef struct {
     int max_connections;         /* 0: 4096, in all (fewer when the process has too few file descriptors) */
     int max_connections_per_ip;  /* 0: 128 from one client address */
     int connection_timeout_s;    /* 0: 10: an idle connection is closed after this (a suspended one waits) */
+    int http_threads;            /* 0: 4: the threads that poll the connections, each its share */
     int split_special_tokens;    /* 1: special-token text in a message is ordinary text (a request may say otherwise) */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
