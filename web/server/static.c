@@ -73,24 +73,24 @@ static int open_beneath(int dir, const char *rel) {
     return fd;
 }
 
-enum MHD_Result web_static(web *w, struct MHD_Connection *c, const char *method, const char *url) {
+enum MHD_Result web_static(web *w, web_req *rq, const char *method, const char *url) {
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
+        return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
     const char *rel = page_of(url);
     if (!rel) {
-        if (url[0] != '/') return web_fail(c, 404, "not_found", NULL, "no such page");
+        if (url[0] != '/') return web_fail(rq, 404, "not_found", NULL, "no such page");
         int refused = plain(url + 1);
-        if (refused) return web_fail(c, refused, refused == 403 ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
+        if (refused) return web_fail(rq, refused, refused == 403 ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
         rel = url + 1;
     }
     const char *type = type_of(rel);
-    if (!type) return web_fail(c, 404, "not_found", NULL, "no such page: %.200s", url);
+    if (!type) return web_fail(rq, 404, "not_found", NULL, "no such page: %.200s", url);
     int fd = open_beneath(w->root_fd, rel);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         int symlink = fd < 0 && errno == ELOOP;
         if (fd >= 0) close(fd);
-        return web_fail(c, symlink ? 403 : 404, symlink ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
+        return web_fail(rq, symlink ? 403 : 404, symlink ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
     }
     struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);   /* closes fd */
     if (!r) { close(fd); return MHD_NO; }
@@ -98,7 +98,5 @@ enum MHD_Result web_static(web *w, struct MHD_Connection *c, const char *method,
     MHD_add_response_header(r, "Cache-Control", "no-cache");
     web_headers(r);
     if (!strncmp(type, "text/html", 9)) MHD_add_response_header(r, "Content-Security-Policy", CSP);
-    enum MHD_Result ok = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ok;
+    return web_answer(rq, 200, r);
 }
