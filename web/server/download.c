@@ -36,8 +36,8 @@ enum MHD_Result web_perfetto(web *w, web_req *rq, int64_t run, int64_t req) {
         if (fd >= 0) close(fd);
         return web_fail(rq, 500, "server_error", NULL, "the export failed: %s", rc ? err : "cannot reopen it");
     }
-    struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-    if (!resp) { close(fd); return MHD_NO; }
+    struct MHD_Response *resp = web_file(rq, fd, (uint64_t)st.st_size, 1);   /* takes fd; protobuf's repeated names compress */
+    if (!resp) return MHD_NO;
     char name[160], count[32];
     snprintf(name, sizeof name, "attachment; filename=\"hipath-run%lld-request%lld.pftrace\"", (long long)run, (long long)req);
     snprintf(count, sizeof count, "%lld", (long long)n);

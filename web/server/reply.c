@@ -34,9 +34,8 @@ enum MHD_Result web_queue(web_req *rq) {
 }
 
 enum MHD_Result web_reply(web_req *rq, int status, const char *type, char *body, size_t len) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) free(body);
-    else {
+    struct MHD_Response *r = web_body(rq, body, len, 1);
+    if (r) {
         MHD_add_response_header(r, "Content-Type", type);
         MHD_add_response_header(r, "Cache-Control", "no-store");
         web_headers(r);

@@ -68,7 +68,7 @@ int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const ch
                const char *body, size_t len, int authorized, void **state) {
     web *w = ctx;
     if (*state) return web_work_queue(*state);
-    web_req rq = { .c = c };
+    web_req rq = { .c = c, .gzip = web_takes_gzip(c) };
     if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) {
         if (!authorized)   /* the same key as /v1/: the trace holds every prompt and reply */
             web_fail(&rq, 401, "invalid_api_key", NULL, "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");

@@ -58,6 +58,7 @@ struct web {
  * (web_queue), whichever thread made it. */
 typedef struct {
     struct MHD_Connection *c;
+    int gzip;                    /* the client takes gzip (Accept-Encoding: web_takes_gzip) */
     int status;
     struct MHD_Response *resp;   /* NULL: none made (out of memory): the connection is closed */
 } web_req;
@@ -75,6 +76,14 @@ enum MHD_Result web_json(web_req *rq, int status, cJSON *j);   /* takes j */
 /* {"error": {"message", "type", "param", "code"}}, as the /v1/ endpoints refuse. */
 enum MHD_Result web_fail(web_req *rq, int status, const char *code, const char *param,
                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Content-Encoding (gzip.c). Does the request's Accept-Encoding take gzip? */
+int web_takes_gzip(struct MHD_Connection *c);
+/* A response with body (taken), gzip-compressed when rq->gzip and it pays;
+ * compresses: a type gzip makes smaller (else sent as it is, and no Vary). */
+struct MHD_Response *web_body(const web_req *rq, char *body, size_t len, int compresses);
+/* ... with the file fd's size bytes (fd taken). */
+struct MHD_Response *web_file(const web_req *rq, int fd, uint64_t size, int compresses);
 
 /* The query's parameters: every one given must be named here and be a
  * whole number in [lo, hi]; those not given keep *out. 0, or -1 with the
