@@ -11,7 +11,7 @@ OPT     ?= -O2 -march=native
 SAN     ?=
 OMP     ?= -fopenmp
 CFLAGS  += -std=c11 -g $(OPT) -Wall -Wextra -D_GNU_SOURCE $(OMP) -I. -I$(BUILD)/gen $(SAN)
-LDLIBS  += -lpcre2-8 -lutf8proc -lcjson -lsqlite3 -lprotobuf-c -lmicrohttpd -lcurl -lpthread -lm
+LDLIBS  += -lpcre2-8 -lutf8proc -lcjson -lsqlite3 -lprotobuf-c -lmicrohttpd -lz -lcurl -lpthread -lm
 LDFLAGS += $(OMP) $(SAN)
 
 PROTO   := trace/perfetto_trace.proto

@@ -29,6 +29,7 @@ static const char USAGE[] =
     "  --connection-timeout S   close a connection idle this long (default 10; a request in progress waits)\n"
     "  --sse-keepalive S        a stream with nothing to send for S seconds gets a ': keepalive' comment\n"
     "                           (default 5; fractions allowed)\n"
+    "  --http-threads N         threads that poll the connections, each its share (default 4)\n"
     "  --split-special-tokens   special-token text in messages (\"<|im_start|>\") is ordinary text, not the\n"
     "                           token (default: the token, as Hugging Face does); a request may say either\n"
     "  --device D               auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
@@ -55,7 +56,8 @@ int cmd_serve(int argc, char **argv) {
         { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' },
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
-        { "sse-keepalive", 1, 0, 'K' }, { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
+        { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
     web_opts wo = { .cap_mb = 512 };
@@ -80,6 +82,7 @@ int cmd_serve(int argc, char **argv) {
         case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
         case 'O': if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
         case 'K': if (parse_float(optarg, 0.01, 3600, &o.keepalive_s)) return cli_fail("--sse-keepalive must be 0.01 to 3600 seconds, got '%s'", optarg); break;
+        case 'E': if (parse_int(optarg, 1, 64, &v)) return cli_fail("--http-threads must be 1 to 64, got '%s'", optarg); o.http_threads = (int)v; break;
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;

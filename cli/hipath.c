@@ -89,8 +89,7 @@ web *cli_web_open(web_opts *wo, const char *db, server_opts *o) {
     if (db && trace_db_index(db, err, sizeof err)) { cli_fail("%s", err); return NULL; }
     web *w = web_open(wo, err, sizeof err);
     if (!w) { cli_fail("%s", err); return NULL; }
-    o->other = web_handle;
-    o->other_ctx = w;
+    o->other = (server_handler){ .handle = web_handle, .done = web_handle_done, .stop = web_handle_stop, .ctx = w };
     if (db) fprintf(stderr, "hipath: recording the trace to %s (run %lld)%s\n", db, (long long)wo->run,
                     wo->cap_mb > 0 ? "; kept under --trace-cap-mb, the oldest events deleted first" : "");
     return w;

@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential pkg-config libpcre2-dev libutf8proc-dev libcjson-dev \
 libsqlite3-dev sqlite3 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler \
-libmicrohttpd-dev libcurl4-openssl-dev libcmocka-dev curl \
+libmicrohttpd-dev zlib1g-dev libcurl4-openssl-dev libcmocka-dev curl \
 python3-matplotlib"
 # node, npm and python3 may come from elsewhere (nvm, pyenv): check the commands.
 # python3-matplotlib draws the labs' charts (labs/plot.py), with Debian's python3

@@ -6,7 +6,8 @@
  * polling its share of the sockets (epoll), so an idle or slow connection
  * costs a socket, not a thread, and cannot keep /health waiting. No
  * callback waits for the engine: a connection with nothing to send yet is
- * suspended, and resumed by the engine (job.c). Limits: connections in all
+ * suspended, and resumed by the engine (job.c); the handler of other paths
+ * suspends its slow ones the same way (server.h). Limits: connections in all
  * and per client address, and an idle connection is closed after a few
  * seconds (docs/serving.md, docs/security.md).
  */
@@ -29,7 +30,7 @@
 
 #define MAX_BODY (1 << 20)
 #define MAX_DRAIN (16 << 20)   /* a body up to this is read (and dropped) before the 413, so naive clients see it */
-#define HTTP_THREADS 4         /* MHD's pool: each polls its share of the connections */
+#define HTTP_THREADS 4         /* MHD's pool (unless --http-threads): each polls its share of the connections */
 #define KEEPALIVE_S 5          /* the default of --sse-keepalive */
 
 struct server {
@@ -40,7 +41,6 @@ struct server {
     char name[256];
     char *api_key;
     server_handler other;          /* paths not routed here (server.h) */
-    void *other_ctx;
     int max_model_len, port;
     double keepalive_s;            /* a stream waiting this long gets a comment line */
     int split_special_tokens;      /* the default of the request field of that name */
@@ -79,6 +79,7 @@ typedef struct {
     int too_big;
     int64_t id;
     job *waiting;
+    void *other_state;             /* the other handler's, between its calls (server.h) */
 } conn;
 
 static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, const char *type, char *body, int64_t id) {
@@ -347,7 +348,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
                 if (!strcmp(method, ROUTES[i].method)) route = ROUTES[i].route;
             }
         if (!route && path_known) return reject(s, c, 405, "method_not_allowed", "%.16s is not allowed on %.200s", method, url);
-        if (!route && s->other && strncmp(url, "/v1/", 4)) route = R_OTHER;
+        if (!route && s->other.handle && strncmp(url, "/v1/", 4)) route = R_OTHER;
         if (!route) return reject(s, c, 404, "not_found", "Invalid URL (%.16s %.200s)", method, url);
         if (!strncmp(url, "/v1/", 4) && !authorized(s, c))
             return reject(s, c, 401, "invalid_api_key", "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
@@ -389,7 +390,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     if (k->too_big) return reject(s, c, 413, "request_too_large", "the body is over %d bytes", MAX_BODY);
     if (k->route == R_OTHER)
-        return (enum MHD_Result)s->other(s->other_ctx, c, method, url, k->body, k->len, authorized(s, c));
+        return (enum MHD_Result)s->other.handle(s->other.ctx, c, method, url, k->body, k->len, authorized(s, c), &k->other_state);
     return complete(s, c, k);
 }
 
@@ -400,6 +401,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     conn *k = *con_cls;
     if (k) {
         if (k->waiting) job_release(k->waiting);
+        if (k->other_state && s->other.done) s->other.done(s->other.ctx, k->other_state);
         if (k->id > 0) drop_id(s, k->id);
         free(k->body);
         free(k);
@@ -557,7 +559,6 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->next_id = 1;
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
     s->other = o->other;
-    s->other_ctx = o->other_ctx;
     s->split_special_tokens = o->split_special_tokens;
     s->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : KEEPALIVE_S;
     unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
@@ -565,7 +566,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;
     s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->http_threads > 0 ? o->http_threads : HTTP_THREADS),
                             MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
     if (!s->d) { snprintf(err, errlen, "cannot listen on %s:%d (address in use?)", host, o->port); goto fail_thread; }
@@ -609,6 +610,7 @@ void server_stop(server *s) {
     pthread_cond_signal(&s->tick);
     pthread_mutex_unlock(&s->mu);
     pthread_join(s->ticker, NULL);
+    if (s->other.stop) s->other.stop(s->other.ctx);   /* and resumes what it suspended */
     MHD_stop_daemon(s->d);       /* no connection is suspended: a job that ended resumed its own */
     for (job *j = s->streams, *next; j; j = next) {
         next = j->next_stream;

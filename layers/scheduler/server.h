@@ -13,13 +13,25 @@
 
 /* A path the server does not route (anything but /v1/..., /health,
  * /metrics), handed to whoever assembled the server (cli/ hands the web
- * front end, web/server/, which sits above the layers): called once the
- * body (at most 1 MiB) is in, on the connection's thread; it queues a
- * response on c and returns an enum MHD_Result. authorized: the API key,
- * if one is set, was sent. */
+ * front end, web/server/, which sits above the layers). handle is called
+ * once the body (at most 1 MiB) is in, on the connection's thread, which
+ * polls other connections too: it queues a response on c and returns an
+ * enum MHD_Result. Slow work it does elsewhere: it suspends c
+ * (MHD_suspend_connection), keeps what it needs in *state and returns
+ * MHD_YES; once it resumes c, handle is called again with that *state and
+ * queues the response. method, url and body stay valid until the request
+ * is over; then done is called with the *state it left (if not NULL).
+ * server_stop calls stop before it stops listening: no connection the
+ * handler suspended may still be suspended when stop returns.
+ * authorized: the API key, if one is set, was sent. */
 struct MHD_Connection;
-typedef int (*server_handler)(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
-                              const char *body, size_t len, int authorized);
+typedef struct {
+    int  (*handle)(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
+                   const char *body, size_t len, int authorized, void **state);
+    void (*done)(void *ctx, void *state);
+    void (*stop)(void *ctx);
+    void *ctx;
+} server_handler;
 
 typedef struct {
     const char *model_dir;       /* or, with analytic_dtype, a config.json */
@@ -36,12 +48,12 @@ typedef struct {
     int max_connections_per_ip;  /* 0: 128 from one client address */
     int connection_timeout_s;    /* 0: 10: an idle connection is closed after this (a suspended one waits) */
     double keepalive_s;          /* 0: 5: a stream with nothing to send this long gets a comment line */
+    int http_threads;            /* 0: 4: the threads that poll the connections, each its share */
     int split_special_tokens;    /* 1: special-token text in a message is ordinary text (a request may say otherwise) */
     text_opener open_text;       /* opens the model's tokenizer (layer 7): the caller hands it */
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
     const char *reply;           /* teacher forcing: every reply is this text, then the end of the turn */
-    server_handler other;        /* NULL: other paths get 404 */
-    void *other_ctx;
+    server_handler other;        /* .handle NULL: other paths get 404 */
 } server_opts;
 
 typedef struct server server;

@@ -4,15 +4,9 @@ PORT serves the static folder ROOT (a copy with planted symlinks) and no key;
 KEY_PORT serves with --api-key KEY. Raw sockets send the paths byte for
 byte (no client normalises them). Prints ok/FAIL per check; exit 1 on any FAIL."""
 import json, socket, sys, time
+from checks import check, done
 
 port, root, key_port, key = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-failed = 0
-
-
-def check(ok, what):
-    global failed
-    failed += not ok
-    print(("ok   " if ok else "FAIL ") + what)
 
 
 def http(p, method, path, headers=None, body=b""):
@@ -121,4 +115,4 @@ for path in ["/api/info", "/api/runs", "/api/requests", "/api/requests/1/events"
 check(http(key_port, "GET", "/api/info", auth)[0] == 200, "GET /api/info with the key -> 200")
 check(http(key_port, "POST", report, {"Content-Type": "application/json"}, b"{}")[0] == 401, "POST a report without the key -> 401")
 check(http(key_port, "GET", "/")[0] == 200, "GET / without the key -> 200 (the page asks for it)")
-sys.exit(1 if failed else 0)
+done()

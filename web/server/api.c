@@ -75,7 +75,7 @@ static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
 }
 
 /* GET /api/info: the run being served, the device, the profiles. */
-static enum MHD_Result info(web *w, struct MHD_Connection *c, sqlite3 *db) {
+static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, default_run(w, db));
     cJSON_AddStringToObject(o, "db", w->db);
@@ -84,15 +84,15 @@ static enum MHD_Result info(web *w, struct MHD_Connection *c, sqlite3 *db) {
     gpu_profile_list(list, sizeof list);
     cJSON *p = cJSON_AddArrayToObject(o, "profiles");
     for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) cJSON_AddItemToArray(p, cJSON_CreateString(t));
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* GET /api/runs?limit= */
-static enum MHD_Result runs(web *w, struct MHD_Connection *c, sqlite3 *db) {
+static enum MHD_Result runs(web *w, web_req *rq, sqlite3 *db) {
     int64_t limit = 50;
     web_param ps[] = { { "limit", 1, MAX_LIST, &limit } };
     enum MHD_Result r;
-    if (web_params(c, ps, 1, &r)) return r;
+    if (web_params(rq, ps, 1, &r)) return r;
     sqlite3_stmt *st = prep(db, "SELECT id FROM runs ORDER BY id DESC LIMIT ?1", limit, 0);
     cJSON *a = cJSON_CreateArray();
     while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -105,21 +105,21 @@ static enum MHD_Result runs(web *w, struct MHD_Connection *c, sqlite3 *db) {
     cJSON_AddNumberToObject(o, "serving", (double)w->run);
     cJSON_AddItemToObject(o, "runs", a);
     (void)w;
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* GET /api/requests?run=&before=&limit=: newest first. */
-static enum MHD_Result requests(web *w, struct MHD_Connection *c, sqlite3 *db) {
+static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     int64_t run = default_run(w, db), before = INT64_MAX, limit = 50;
     web_param ps[] = { { "run", 1, INT64_MAX, &run }, { "before", 1, INT64_MAX, &before }, { "limit", 1, MAX_LIST, &limit } };
     enum MHD_Result r;
-    if (web_params(c, ps, 3, &r)) return r;
+    if (web_params(rq, ps, 3, &r)) return r;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT request, min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
                                "WHERE run_id = ?1 AND request IS NOT NULL AND request < ?2 GROUP BY request "
                                "ORDER BY request DESC LIMIT ?3", -1, &st, NULL) != SQLITE_OK) {
         char why[256];
-        return web_fail(c, 500, "server_error", NULL, "%s", trace_db_why(db, why, sizeof why));
+        return web_fail(rq, 500, "server_error", NULL, "%s", trace_db_why(db, why, sizeof why));
     }
     sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, before); sqlite3_bind_int64(st, 3, limit);
     cJSON *a = cJSON_CreateArray();
@@ -136,7 +136,7 @@ static enum MHD_Result requests(web *w, struct MHD_Connection *c, sqlite3 *db) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", (double)run);
     cJSON_AddItemToObject(o, "requests", a);
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* The journey table, as `hipath run` prints it (trace/journey.c). */
@@ -170,13 +170,13 @@ static cJSON *journey(const web *w, int64_t run, int64_t req) {
 }
 
 /* GET /api/requests/N?run=: the window, latency, text and journey. */
-static enum MHD_Result request(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t req) {
+static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     int64_t run = default_run(w, db), t0, t1;
     web_param ps[] = { { "run", 1, INT64_MAX, &run } };
     enum MHD_Result r;
-    if (web_params(c, ps, 1, &r)) return r;
+    if (web_params(rq, ps, 1, &r)) return r;
     if (web_request_window(db, run, req, &t0, &t1))
-        return web_fail(c, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written when the server is quiet)",
+        return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written when the server is quiet)",
                         (long long)run, (long long)req);
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, run);
@@ -226,7 +226,7 @@ static enum MHD_Result request(web *w, struct MHD_Connection *c, sqlite3 *db, in
     sqlite3_finalize(st);
     cJSON_AddBoolToObject(o, "client_events", client);
     cJSON_AddItemToObject(o, "journey", client ? journey(w, run, req) : cJSON_CreateNull());
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* A slice as a row: [id, start - t0, dur, layer, name, clock, dir, depth, instant]. */
@@ -265,17 +265,17 @@ static int idset_add(idset *s, int64_t id) {   /* 1: new */
  * at px pixels come one by one; the rest, per layer, clock and pixel
  * column, as counts ("bins"). The arrows of the request's window, with
  * their ends, always. Times are relative to t0, the window's start. */
-static enum MHD_Result events(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t req) {
+static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     int64_t run = default_run(w, db), t0, t1, from = -1, to = -1, px = 1600;
     web_param ps[] = { { "run", 1, INT64_MAX, &run }, { "from", 0, INT64_MAX, &from }, { "to", 0, INT64_MAX, &to },
                        { "px", 100, 8000, &px } };
     enum MHD_Result r;
-    if (web_params(c, ps, 4, &r)) return r;
+    if (web_params(rq, ps, 4, &r)) return r;
     if (web_request_window(db, run, req, &t0, &t1))
-        return web_fail(c, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
+        return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
     if (from < 0) from = t0;
     if (to < 0) to = t1;
-    if (to <= from) return web_fail(c, 400, "invalid_parameter", "to", "to (%lld) must be after from (%lld)", (long long)to, (long long)from);
+    if (to <= from) return web_fail(rq, 400, "invalid_parameter", "to", "to (%lld) must be after from (%lld)", (long long)to, (long long)from);
     int64_t min_dur = (to - from) / px;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", (double)run);
@@ -292,7 +292,7 @@ static enum MHD_Result events(web *w, struct MHD_Connection *c, sqlite3 *db, int
     cJSON_AddItemToObject(o, "dirs", cJSON_CreateStringArray(DIRS, 3));
     slice_out so = { .rows = cJSON_AddArrayToObject(o, "slices"), .names = cJSON_AddArrayToObject(o, "names") };
     idset ids = { calloc(4 * (MAX_ROWS + 2 * MAX_FLOWS), sizeof(int64_t)), 4 * (MAX_ROWS + 2 * MAX_FLOWS) };
-    if (!ids.k) { cJSON_Delete(o); return web_fail(c, 500, "server_error", NULL, "out of memory"); }
+    if (!ids.k) { cJSON_Delete(o); return web_fail(rq, 500, "server_error", NULL, "out of memory"); }
 
     /* Drawn one by one: a pixel or wider, and the few instants of layers 8-6. */
     const char *mine = "run_id = ?1 AND ts_ns BETWEEN ?5 AND ?3 AND ts_ns + coalesce(dur_ns, 0) >= ?2 "
@@ -346,22 +346,22 @@ static enum MHD_Result events(web *w, struct MHD_Connection *c, sqlite3 *db, int
     }
     sqlite3_finalize(st);
     free(ids.k);
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* GET /api/slices/N?run=: one event, its args and its arrows. */
-static enum MHD_Result slice(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t id) {
+static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     int64_t run = default_run(w, db);
     web_param ps[] = { { "run", 1, INT64_MAX, &run } };
     enum MHD_Result r;
-    if (web_params(c, ps, 1, &r)) return r;
+    if (web_params(rq, ps, 1, &r)) return r;
     sqlite3_stmt *st = prep(db, "SELECT s.id, s.ts_ns, s.dur_ns, s.layer, s.direction, s.name, s.request, s.step, s.clock, s.track, "
                                 "s.depth, s.kind, s.thread, s.args, t.name FROM slices s LEFT JOIN tracks t "
                                 "ON t.run_id = s.run_id AND t.layer = s.layer AND t.track = s.track "
                                 "WHERE s.run_id = ?1 AND s.id = ?2", run, id);
     if (!st || sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
-        return web_fail(c, 404, "slice_not_found", NULL, "run %lld has no event %lld", (long long)run, (long long)id);
+        return web_fail(rq, 404, "slice_not_found", NULL, "run %lld has no event %lld", (long long)run, (long long)id);
     }
     cJSON *o = cJSON_CreateObject();
     const char *keys[] = { "id", "ts_ns", "dur_ns", "layer", "direction", "name", "request", "step", "clock", "track", "depth", "kind", "thread" };
@@ -388,7 +388,7 @@ static enum MHD_Result slice(web *w, struct MHD_Connection *c, sqlite3 *db, int6
         }
         sqlite3_finalize(st);
     }
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 /* "N" or "N/rest": N a positive whole number, *rest what follows ("" for none). */
@@ -401,11 +401,11 @@ static int64_t id_of(const char *s, const char **rest) {
     return v > 0 ? v : -1;
 }
 
-enum MHD_Result web_api(web *w, struct MHD_Connection *c, const char *method, const char *url, const char *body, size_t len) {
+enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url, const char *body, size_t len) {
     const char *p = url + 5, *rest = "";
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int64_t id = -1;
-    if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) return web_labs(w, c, method, p[4] ? p + 5 : "");
+    if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) return web_labs(w, rq, method, p[4] ? p + 5 : "");
     enum { NONE, INFO, RUNS, REQUESTS, REQUEST, EVENTS, PERFETTO, CLIENT, SLICE } what = NONE;
     if (!strcmp(p, "info")) what = INFO;
     else if (!strcmp(p, "runs")) what = RUNS;
@@ -414,20 +414,20 @@ enum MHD_Result web_api(web *w, struct MHD_Connection *c, const char *method, co
         what = !*rest ? REQUEST : !strcmp(rest, "events") ? EVENTS : !strcmp(rest, "perfetto") ? PERFETTO
              : !strcmp(rest, "client") ? CLIENT : NONE;
     } else if (!strncmp(p, "slices/", 7) && (id = id_of(p + 7, &rest)) > 0 && !*rest) what = SLICE;
-    if (what == NONE) return web_fail(c, 404, "not_found", NULL, "no such endpoint: %.16s %.200s", method, url);
+    if (what == NONE) return web_fail(rq, 404, "not_found", NULL, "no such endpoint: %.16s %.200s", method, url);
     if (what == CLIENT ? !post : !get)
-        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
-    if (what == CLIENT) return web_report(w, c, id, body, len);
+        return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
+    if (what == CLIENT) return web_report(w, rq, id, body, len);
     enum MHD_Result r;
-    sqlite3 *db = web_db(w, c, &r);
+    sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
     if (what == PERFETTO) {
         int64_t run = default_run(w, db);
         web_param ps[] = { { "run", 1, INT64_MAX, &run } };
-        if (!web_params(c, ps, 1, &r)) r = web_perfetto(w, c, run, id);
+        if (!web_params(rq, ps, 1, &r)) r = web_perfetto(w, rq, run, id);
     } else {
-        r = what == INFO ? info(w, c, db) : what == RUNS ? runs(w, c, db) : what == REQUESTS ? requests(w, c, db)
-          : what == REQUEST ? request(w, c, db, id) : what == EVENTS ? events(w, c, db, id) : slice(w, c, db, id);
+        r = what == INFO ? info(w, rq, db) : what == RUNS ? runs(w, rq, db) : what == REQUESTS ? requests(w, rq, db)
+          : what == REQUEST ? request(w, rq, db, id) : what == EVENTS ? events(w, rq, db, id) : slice(w, rq, db, id);
     }
     sqlite3_close(db);
     return r;

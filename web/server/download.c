@@ -12,31 +12,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum MHD_Result web_perfetto(web *w, struct MHD_Connection *c, int64_t run, int64_t req) {
+enum MHD_Result web_perfetto(web *w, web_req *rq, int64_t run, int64_t req) {
     enum MHD_Result r;
-    sqlite3 *db = web_db(w, c, &r);
+    sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
     int64_t t0, t1;
     int found = !web_request_window(db, run, req, &t0, &t1);
     sqlite3_close(db);
-    if (!found) return web_fail(c, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
+    if (!found) return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
 
     char path[4200], err[512];
     snprintf(path, sizeof path, "%s/.hipath-export-XXXXXX", w->trace_dir);
     int tmp = mkstemp(path);
-    if (tmp < 0) return web_fail(c, 500, "server_error", NULL, "cannot make a file in the trace's folder");
+    if (tmp < 0) return web_fail(rq, 500, "server_error", NULL, "cannot make a file in the trace's folder");
     close(tmp);
     int64_t n;
+    web_hold(w);
     int rc = trace_export_perfetto(w->db, run, t0, t1, path, &n, err, sizeof err);
     int fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
     unlink(path);
     struct stat st;
     if (fd < 0 || fstat(fd, &st)) {
         if (fd >= 0) close(fd);
-        return web_fail(c, 500, "server_error", NULL, "the export failed: %s", rc ? err : "cannot reopen it");
+        return web_fail(rq, 500, "server_error", NULL, "the export failed: %s", rc ? err : "cannot reopen it");
     }
-    struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
-    if (!resp) { close(fd); return MHD_NO; }
+    struct MHD_Response *resp = web_file(rq, fd, (uint64_t)st.st_size, 1);   /* takes fd; protobuf's repeated names compress */
+    if (!resp) return MHD_NO;
     char name[160], count[32];
     snprintf(name, sizeof name, "attachment; filename=\"hipath-run%lld-request%lld.pftrace\"", (long long)run, (long long)req);
     snprintf(count, sizeof count, "%lld", (long long)n);
@@ -45,7 +46,5 @@ enum MHD_Result web_perfetto(web *w, struct MHD_Connection *c, int64_t run, int6
     MHD_add_response_header(resp, "X-Hipath-Events", count);
     MHD_add_response_header(resp, "Cache-Control", "no-store");
     web_headers(resp);
-    r = MHD_queue_response(c, 200, resp);
-    MHD_destroy_response(resp);
-    return r;
+    return web_answer(rq, 200, resp);
 }

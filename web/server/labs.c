@@ -32,7 +32,7 @@
 
 extern char **environ;
 
-/* ?device=NAME, the only parameter: "" when not given, NULL (400 queued) when bad. */
+/* ?device=NAME, the only parameter: "" when not given, NULL (the 400 made) when bad. */
 static enum MHD_Result param_bad(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
     (void)kind;
     const char **dev = cls;
@@ -44,13 +44,13 @@ static enum MHD_Result param_bad(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-static const char *device_param(struct MHD_Connection *c, enum MHD_Result *r) {
+static const char *device_param(web_req *rq, enum MHD_Result *r) {
     const char *dev = "";
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, param_bad, &dev);
+    MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, param_bad, &dev);
     gpu_profile g;
     char err[512];
     if (dev && *dev && gpu_profile_load(&g, dev, err, sizeof err)) dev = NULL;
-    if (!dev) *r = web_fail(c, 400, "invalid_parameter", "device", "the only parameter is device=PROFILE, a known profile's name");
+    if (!dev) *r = web_fail(rq, 400, "invalid_parameter", "device", "the only parameter is device=PROFILE, a known profile's name");
     return dev;
 }
 
@@ -104,13 +104,13 @@ static cJSON *profile_json(const char *name) {
     return o;
 }
 
-/* The result of lab n on dev ("": the default run), or NULL (the 404 queued). */
-static enum MHD_Result result(web *w, struct MHD_Connection *c, int n, const char *dev) {
+/* The result of lab n on dev ("": the default run), or the 404. */
+static enum MHD_Result result(web *w, web_req *rq, int n, const char *dev) {
     char dir[4200], path[4300], err[512];
     dir_of(w, n, dev, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/lab%d.json", dir, n);
     cJSON *rows = json_read(path, FILE_SMALL, err, sizeof err);
-    if (!rows) return web_fail(c, 404, "lab_not_run", NULL, "lab %d has no result%s%s yet: run it (hipath lab %d, or the page's button)",
+    if (!rows) return web_fail(rq, 404, "lab_not_run", NULL, "lab %d has no result%s%s yet: run it (hipath lab %d, or the page's button)",
                                n, *dev ? " on sim:" : "", dev, n);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "lab", n);
@@ -125,7 +125,7 @@ static enum MHD_Result result(web *w, struct MHD_Connection *c, int n, const cha
         cJSON *p = profile_json(t);
         if (p) cJSON_AddItemToObject(ps, t, p);
     }
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
 static int mkdirs(const char *path) {
@@ -202,20 +202,20 @@ static void *lab_thread(void *arg) {
 }
 
 /* 202 {"lab", "device", "status": "running"}: asked again until the result is there. */
-static enum MHD_Result running(struct MHD_Connection *c, int n, const char *dev) {
+static enum MHD_Result running(web_req *rq, int n, const char *dev) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "lab", n);
     cJSON_AddStringToObject(o, "device", dev);
     cJSON_AddStringToObject(o, "status", "running");
-    return web_json(c, 202, o);
+    return web_json(rq, 202, o);
 }
 
 /* POST /api/labs/N/run?device=D: 202 once the run has started. */
-static enum MHD_Result start(web *w, struct MHD_Connection *c, int n, const char *dev) {
+static enum MHD_Result start(web *w, web_req *rq, int n, const char *dev) {
     pthread_mutex_lock(&w->lab_mu);
     if (w->lab_state == LAB_RUNNING) {
         pthread_mutex_unlock(&w->lab_mu);
-        return web_fail(c, 409, "lab_running", NULL, "lab %d is running on sim:%s; try again when it is done", w->lab_n, w->lab_dev);
+        return web_fail(rq, 409, "lab_running", NULL, "lab %d is running on sim:%s; try again when it is done", w->lab_n, w->lab_dev);
     }
     if (w->lab_state != LAB_NONE) pthread_join(w->lab_thread, NULL);   /* the last run's, ended */
     w->lab_state = LAB_RUNNING;
@@ -224,18 +224,18 @@ static enum MHD_Result start(web *w, struct MHD_Connection *c, int n, const char
     int rc = pthread_create(&w->lab_thread, NULL, lab_thread, w);
     if (rc) w->lab_state = LAB_NONE;
     pthread_mutex_unlock(&w->lab_mu);
-    return rc ? web_fail(c, 500, "server_error", NULL, "cannot start a thread for the lab") : running(c, n, dev);
+    return rc ? web_fail(rq, 500, "server_error", NULL, "cannot start a thread for the lab") : running(rq, n, dev);
 }
 
 /* GET /api/labs/N?device=D while that run is going (202) or after it failed (500). */
-static int pending(web *w, struct MHD_Connection *c, int n, const char *dev, enum MHD_Result *r) {
+static int pending(web *w, web_req *rq, int n, const char *dev, enum MHD_Result *r) {
     pthread_mutex_lock(&w->lab_mu);
     int mine = *dev && w->lab_n == n && !strcmp(w->lab_dev, dev), state = w->lab_state;
     char err[512];
     snprintf(err, sizeof err, "%s", w->lab_err);
     pthread_mutex_unlock(&w->lab_mu);
     if (!mine || (state != LAB_RUNNING && state != LAB_FAILED)) return 0;
-    *r = state == LAB_FAILED ? web_fail(c, 500, "lab_failed", NULL, "%s", err) : running(c, n, dev);
+    *r = state == LAB_FAILED ? web_fail(rq, 500, "lab_failed", NULL, "%s", err) : running(rq, n, dev);
     return 1;
 }
 
@@ -249,7 +249,7 @@ void web_labs_stop(web *w) {
 }
 
 /* GET /api/labs: which results exist. */
-static enum MHD_Result list(web *w, struct MHD_Connection *c) {
+static enum MHD_Result list(web *w, web_req *rq) {
     cJSON *a = cJSON_CreateArray();
     char list[1024], *save, path[4400], dir[4200];
     for (int n = 1; n <= LABS; n++) {
@@ -266,22 +266,22 @@ static enum MHD_Result list(web *w, struct MHD_Connection *c) {
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "labs", a);
-    return web_json(c, 200, o);
+    return web_json(rq, 200, o);
 }
 
-enum MHD_Result web_labs(web *w, struct MHD_Connection *c, const char *method, const char *rest) {
+enum MHD_Result web_labs(web *w, web_req *rq, const char *method, const char *rest) {
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     enum MHD_Result r;
-    if (!*rest) return get ? list(w, c) : web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
+    if (!*rest) return get ? list(w, rq) : web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
     int n = rest[0] - '0';
     if (n < 1 || n > LABS || (rest[1] && strcmp(rest + 1, "/run")))
-        return web_fail(c, 404, "not_found", NULL, "no such lab: %.40s (labs 1 to %d)", rest, LABS);
+        return web_fail(rq, 404, "not_found", NULL, "no such lab: %.40s (labs 1 to %d)", rest, LABS);
     int run = rest[1] != 0;
     if (run ? strcmp(method, "POST") : !get)
-        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
-    const char *dev = device_param(c, &r);
+        return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
+    const char *dev = device_param(rq, &r);
     if (!dev) return r;
-    if (!run) return pending(w, c, n, dev, &r) ? r : result(w, c, n, dev);
-    if (!*dev) return web_fail(c, 400, "invalid_parameter", "device", "say which profile: device=PROFILE");
-    return start(w, c, n, dev);
+    if (!run) return pending(w, rq, n, dev, &r) ? r : result(w, rq, n, dev);
+    if (!*dev) return web_fail(rq, 400, "invalid_parameter", "device", "say which profile: device=PROFILE");
+    return start(w, rq, n, dev);
 }

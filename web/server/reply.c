@@ -1,14 +1,17 @@
 /*
  * reply.c -- what every route of web/server/ uses: replies (errors in the
- * OpenAI shape the /v1/ endpoints use), the query's parameters, the trace.
+ * OpenAI shape the /v1/ endpoints use), the query's parameters, the trace,
+ * the tests' hold on slow work.
  */
 #include "web/server/web_int.h"
 #include "layers/scheduler/openai.h"
 #include "trace/db_error.h"
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void web_headers(struct MHD_Response *r) {
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -16,25 +19,39 @@ void web_headers(struct MHD_Response *r) {
     MHD_add_response_header(r, "X-Frame-Options", "DENY");
 }
 
-enum MHD_Result web_reply(struct MHD_Connection *c, int status, const char *type, char *body, size_t len) {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-    if (!r) { free(body); return MHD_NO; }
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    web_headers(r);
-    enum MHD_Result ok = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+enum MHD_Result web_answer(web_req *rq, int status, struct MHD_Response *r) {
+    if (rq->resp) MHD_destroy_response(rq->resp);
+    rq->status = status;
+    rq->resp = r;
+    return r ? MHD_YES : MHD_NO;
+}
+
+enum MHD_Result web_queue(web_req *rq) {
+    if (!rq->resp) return MHD_NO;
+    enum MHD_Result ok = MHD_queue_response(rq->c, (unsigned)rq->status, rq->resp);
+    MHD_destroy_response(rq->resp);
+    rq->resp = NULL;
     return ok;
 }
 
-enum MHD_Result web_json(struct MHD_Connection *c, int status, cJSON *j) {
-    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
-    cJSON_Delete(j);
-    if (!s) return web_fail(c, 500, "server_error", NULL, "out of memory");
-    return web_reply(c, status, "application/json", s, strlen(s));
+enum MHD_Result web_reply(web_req *rq, int status, const char *type, char *body, size_t len) {
+    struct MHD_Response *r = web_body(rq, body, len, 1);
+    if (r) {
+        MHD_add_response_header(r, "Content-Type", type);
+        MHD_add_response_header(r, "Cache-Control", "no-store");
+        web_headers(r);
+    }
+    return web_answer(rq, status, r);
 }
 
-enum MHD_Result web_fail(struct MHD_Connection *c, int status, const char *code, const char *param, const char *fmt, ...) {
+enum MHD_Result web_json(web_req *rq, int status, cJSON *j) {
+    char *s = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!s) return web_fail(rq, 500, "server_error", NULL, "out of memory");
+    return web_reply(rq, status, "application/json", s, strlen(s));
+}
+
+enum MHD_Result web_fail(web_req *rq, int status, const char *code, const char *param, const char *fmt, ...) {
     api_error e = { .status = status, .type = status >= 500 ? "server_error" : "invalid_request_error",
                     .code = code, .param = param };
     va_list ap;
@@ -42,7 +59,7 @@ enum MHD_Result web_fail(struct MHD_Connection *c, int status, const char *code,
     vsnprintf(e.message, sizeof e.message, fmt, ap);
     va_end(ap);
     char *s = api_error_json(&e);
-    return s ? web_reply(c, status, "application/json", s, strlen(s)) : MHD_NO;
+    return s ? web_reply(rq, status, "application/json", s, strlen(s)) : MHD_NO;
 }
 
 /* ---- parameters ---- */
@@ -68,23 +85,23 @@ static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_NO;
 }
 
-int web_params(struct MHD_Connection *c, const web_param *ps, int n, enum MHD_Result *r) {
+int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) {
     param_check k = { ps, n, "" };
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, check_param, &k);
+    MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, check_param, &k);
     if (!k.bad[0]) return 0;
-    *r = web_fail(c, 400, "invalid_parameter", NULL, "%s", k.bad);
+    *r = web_fail(rq, 400, "invalid_parameter", NULL, "%s", k.bad);
     return -1;
 }
 
-sqlite3 *web_db(const web *w, struct MHD_Connection *c, enum MHD_Result *r) {
+sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r) {
     sqlite3 *db = NULL;
     if (!w->db[0]) {
-        *r = web_fail(c, 503, "no_trace", NULL, "this server records no trace (started with --no-trace)");
+        *r = web_fail(rq, 503, "no_trace", NULL, "this server records no trace (started with --no-trace)");
         return NULL;
     }
     if (sqlite3_open_v2(w->db, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         char why[256];
-        *r = web_fail(c, 503, "no_trace", NULL, "the trace cannot be opened: %s", trace_db_why(db, why, sizeof why));
+        *r = web_fail(rq, 503, "no_trace", NULL, "the trace cannot be opened: %s", trace_db_why(db, why, sizeof why));
         sqlite3_close(db);
         return NULL;
     }
@@ -102,4 +119,18 @@ int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, i
     if (ok) { *t0 = sqlite3_column_int64(st, 0); *t1 = sqlite3_column_int64(st, 1); }
     sqlite3_finalize(st);
     return ok ? 0 : -1;
+}
+
+/* Tests only: the slow work waits until the test writes a line to the
+ * FIFO, so a test can hold it for as long as it takes to show that other
+ * requests are answered meanwhile, whatever the machine's load. Opening
+ * the FIFO is what tells the test (its open for writing returns) that the
+ * slow work has begun. */
+void web_hold(const web *w) {
+    if (!w->hold[0]) return;
+    int fd = open(w->hold, O_RDONLY | O_CLOEXEC);
+    char ch;
+    if (fd < 0) return;
+    while (read(fd, &ch, 1) == 1 && ch != '\n') {}
+    close(fd);
 }

@@ -112,7 +112,7 @@ static int64_t modeled_between(cJSON *q) {
     return (int64_t)(b.modeled - a.modeled);
 }
 
-static enum MHD_Result place(web *w, struct MHD_Connection *c, sqlite3 *db, int64_t req, cJSON *q) {
+static enum MHD_Result place(web *w, web_req *rq, sqlite3 *db, int64_t req, cJSON *q) {
     sqlite3_stmt *st;
     int64_t run = w->run;
     placed p = { .req = req, .q = q, .arrive = -1, .done = -1 };
@@ -133,48 +133,49 @@ static enum MHD_Result place(web *w, struct MHD_Connection *c, sqlite3 *db, int6
     }
     sqlite3_finalize(st);
     enum MHD_Result r;
-    if (!p.chunks) r = web_fail(c, 500, "server_error", NULL, "out of memory");
-    else if (p.arrive < 0) r = web_fail(c, 404, "request_not_found", NULL, "this server has served no request %lld", (long long)req);
-    else if (client) r = web_fail(c, 409, "already_reported", NULL, "request %lld already has a client's events", (long long)req);
-    else if (p.done < 0) r = web_fail(c, 409, "not_finished", NULL, "request %lld has not finished streaming", (long long)req);
+    if (!p.chunks) r = web_fail(rq, 500, "server_error", NULL, "out of memory");
+    else if (p.arrive < 0) r = web_fail(rq, 404, "request_not_found", NULL, "this server has served no request %lld", (long long)req);
+    else if (client) r = web_fail(rq, 409, "already_reported", NULL, "request %lld already has a client's events", (long long)req);
+    else if (p.done < 0) r = web_fail(rq, 409, "not_finished", NULL, "request %lld has not finished streaming", (long long)req);
     else if (trace_clock_is_virtual() && (p.modeled_ns = modeled_between(q)) < 0)
-        r = web_fail(c, 400, "invalid_parameter", "first_stamp",
+        r = web_fail(rq, 400, "invalid_parameter", "first_stamp",
                      "on a simulated device the report needs the first and last SSE stamps (': hipath-clock ...') it read");
     else {
         if (!trace_clock_is_virtual()) p.modeled_ns = -1;
         snprintf(p.name, sizeof p.name, "browser (request %lld)", (long long)req);
         pthread_t t;
         char err[256];
-        if (pthread_create(&t, NULL, record, &p)) r = web_fail(c, 503, "server_error", NULL, "cannot start a thread");
+        if (pthread_create(&t, NULL, record, &p)) r = web_fail(rq, 503, "server_error", NULL, "cannot start a thread");
         else {
             pthread_join(t, NULL);
-            r = trace_flush(err, sizeof err) ? web_fail(c, 500, "server_error", NULL, "%s", err)
-                                             : web_json(c, 200, cJSON_CreateRaw("{\"recorded\":true}"));
+            r = trace_flush(err, sizeof err) ? web_fail(rq, 500, "server_error", NULL, "%s", err)
+                                             : web_json(rq, 200, cJSON_CreateRaw("{\"recorded\":true}"));
         }
     }
     free(p.chunks);
     return r;
 }
 
-enum MHD_Result web_report(web *w, struct MHD_Connection *c, int64_t req, const char *body, size_t len) {
-    const char *type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+enum MHD_Result web_report(web *w, web_req *rq, int64_t req, const char *body, size_t len) {
+    const char *type = MHD_lookup_connection_value(rq->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (!type || strncmp(type, "application/json", 16))
-        return web_fail(c, 415, "unsupported_media_type", NULL, "Content-Type must be application/json");
-    if (!trace_enabled() || !w->db[0]) return web_fail(c, 503, "no_trace", NULL, "this server records no trace");
+        return web_fail(rq, 415, "unsupported_media_type", NULL, "Content-Type must be application/json");
+    if (!trace_enabled() || !w->db[0]) return web_fail(rq, 503, "no_trace", NULL, "this server records no trace");
     cJSON *q = cJSON_ParseWithLength(body ? body : "", len);
     const char *bad = check(q);
     if (bad) {
         cJSON_Delete(q);
-        return web_fail(c, 400, "invalid_parameter", bad, q ? "'%s' is missing or out of range" : "the body is not JSON%s", q ? bad : "");
+        return web_fail(rq, 400, "invalid_parameter", bad, q ? "'%s' is missing or out of range" : "the body is not JSON%s", q ? bad : "");
     }
     enum MHD_Result r;
     pthread_mutex_lock(&w->report_mu);   /* check, record and write out as one: a second report sees the first */
     char err[256];
     sqlite3 *db = NULL;
-    if (trace_flush(err, sizeof err)) r = web_fail(c, 500, "server_error", NULL, "%s", err);
-    else db = web_db(w, c, &r);
+    web_hold(w);
+    if (trace_flush(err, sizeof err)) r = web_fail(rq, 500, "server_error", NULL, "%s", err);
+    else db = web_db(w, rq, &r);
     if (db) {
-        r = place(w, c, db, req, q);
+        r = place(w, rq, db, req, q);
         sqlite3_close(db);
     }
     pthread_mutex_unlock(&w->report_mu);

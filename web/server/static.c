@@ -17,22 +17,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct { const char *ext, *type; } TYPES[] = {
-    { ".html", "text/html; charset=utf-8" }, { ".js", "text/javascript; charset=utf-8" },
-    { ".css", "text/css; charset=utf-8" },   { ".svg", "image/svg+xml" },
-    { ".png", "image/png" },                 { ".json", "application/json" },
-    { ".ico", "image/x-icon" },              { ".txt", "text/plain; charset=utf-8" },
+/* compresses: gzip makes it smaller (gzip.c); a PNG is compressed already. */
+static const struct { const char *ext, *type; int compresses; } TYPES[] = {
+    { ".html", "text/html; charset=utf-8", 1 }, { ".js", "text/javascript; charset=utf-8", 1 },
+    { ".css", "text/css; charset=utf-8", 1 },   { ".svg", "image/svg+xml", 1 },
+    { ".png", "image/png", 0 },                 { ".json", "application/json", 1 },
+    { ".ico", "image/x-icon", 1 },              { ".txt", "text/plain; charset=utf-8", 1 },
 };
 
 /* Only the page's own files, and the page only talks to this server. */
 #define CSP "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; " \
             "form-action 'self'; frame-ancestors 'none'"
 
-static const char *type_of(const char *path) {
+static int type_of(const char *path) {
     const char *dot = strrchr(path, '.');
     for (size_t i = 0; dot && i < sizeof TYPES / sizeof *TYPES; i++)
-        if (!strcmp(dot, TYPES[i].ext)) return TYPES[i].type;
-    return NULL;
+        if (!strcmp(dot, TYPES[i].ext)) return (int)i;
+    return -1;
 }
 
 /* The pages' own paths: /trace/7 and /labs/3 are pages, not files. */
@@ -73,32 +74,30 @@ static int open_beneath(int dir, const char *rel) {
     return fd;
 }
 
-enum MHD_Result web_static(web *w, struct MHD_Connection *c, const char *method, const char *url) {
+enum MHD_Result web_static(web *w, web_req *rq, const char *method, const char *url) {
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return web_fail(c, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
+        return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
     const char *rel = page_of(url);
     if (!rel) {
-        if (url[0] != '/') return web_fail(c, 404, "not_found", NULL, "no such page");
+        if (url[0] != '/') return web_fail(rq, 404, "not_found", NULL, "no such page");
         int refused = plain(url + 1);
-        if (refused) return web_fail(c, refused, refused == 403 ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
+        if (refused) return web_fail(rq, refused, refused == 403 ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
         rel = url + 1;
     }
-    const char *type = type_of(rel);
-    if (!type) return web_fail(c, 404, "not_found", NULL, "no such page: %.200s", url);
+    int t = type_of(rel);
+    if (t < 0) return web_fail(rq, 404, "not_found", NULL, "no such page: %.200s", url);
     int fd = open_beneath(w->root_fd, rel);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         int symlink = fd < 0 && errno == ELOOP;
         if (fd >= 0) close(fd);
-        return web_fail(c, symlink ? 403 : 404, symlink ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
+        return web_fail(rq, symlink ? 403 : 404, symlink ? "forbidden" : "not_found", NULL, "no such page: %.200s", url);
     }
-    struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);   /* closes fd */
-    if (!r) { close(fd); return MHD_NO; }
-    MHD_add_response_header(r, "Content-Type", type);
+    struct MHD_Response *r = web_file(rq, fd, (uint64_t)st.st_size, TYPES[t].compresses);   /* takes fd */
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", TYPES[t].type);
     MHD_add_response_header(r, "Cache-Control", "no-cache");
     web_headers(r);
-    if (!strncmp(type, "text/html", 9)) MHD_add_response_header(r, "Content-Security-Policy", CSP);
-    enum MHD_Result ok = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ok;
+    if (!strncmp(TYPES[t].type, "text/html", 9)) MHD_add_response_header(r, "Content-Security-Policy", CSP);
+    return web_answer(rq, 200, r);
 }

@@ -1,6 +1,6 @@
 /*
  * web.c -- the web front end's entry: where its files are, and the routes
- * (/api/ to api.c, anything else to static.c).
+ * (/api/ to api.c on a worker, work.c; anything else to static.c).
  */
 #include "web/server/web_int.h"
 #include <fcntl.h>
@@ -49,8 +49,12 @@ web *web_open(const web_opts *o, char *err, int errlen) {
     w->cap_mb = o->cap_mb;
     pthread_mutex_init(&w->report_mu, NULL);
     pthread_mutex_init(&w->lab_mu, NULL);
-    if (w->db[0] && w->cap_mb > 0 && web_cap_start(w)) {
-        snprintf(err, errlen, "cannot start the trace's size cap");
+    pthread_mutex_init(&w->work_mu, NULL);
+    pthread_cond_init(&w->work_cv, NULL);
+    const char *fail = web_work_start(w) ? "cannot start the web page's workers"
+                     : w->db[0] && w->cap_mb > 0 && web_cap_start(w) ? "cannot start the trace's size cap" : NULL;
+    if (fail) {
+        snprintf(err, errlen, "%s", fail);
         web_close(w);
         return NULL;
     }
@@ -59,24 +63,43 @@ web *web_open(const web_opts *o, char *err, int errlen) {
 
 const char *web_root(const web *w) { return w->root; }
 
+/* Called again, with *state the job, once a worker has made the answer. */
 int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
-               const char *body, size_t len, int authorized) {
+               const char *body, size_t len, int authorized, void **state) {
     web *w = ctx;
+    if (*state) return web_work_queue(*state);
+    web_req rq = { .c = c, .gzip = web_takes_gzip(c) };
     if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) {
         if (!authorized)   /* the same key as /v1/: the trace holds every prompt and reply */
-            return web_fail(c, 401, "invalid_api_key", NULL,
-                            "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
-        return web_api(w, c, method, url, body, len);
+            web_fail(&rq, 401, "invalid_api_key", NULL, "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
+        else {
+            int rc = web_work_submit(w, &rq, method, url, body, len, state);
+            if (rc == WORK_QUEUED) return MHD_YES;   /* suspended until a worker has answered */
+            if (rc == WORK_FULL) web_fail(&rq, 503, "server_busy", NULL, "%d requests to /api/ wait for a worker already: try again", WEB_QUEUE);
+            else web_fail(&rq, 503, "shutting_down", NULL, "the server is shutting down");
+        }
+    } else {
+        web_static(w, &rq, method, url);   /* a file: quick, done here */
     }
-    return web_static(w, c, method, url);
+    return web_queue(&rq);
 }
+
+void web_handle_done(void *ctx, void *state) {
+    (void)ctx;
+    web_work_free(state);
+}
+
+void web_handle_stop(void *ctx) { web_work_stop(ctx); }
 
 void web_close(web *w) {
     if (!w) return;
+    web_work_stop(w);
     web_cap_stop(w);
     web_labs_stop(w);
     if (w->root_fd >= 0) close(w->root_fd);
     pthread_mutex_destroy(&w->report_mu);
     pthread_mutex_destroy(&w->lab_mu);
+    pthread_mutex_destroy(&w->work_mu);
+    pthread_cond_destroy(&w->work_cv);
     free(w);
 }

@@ -23,10 +23,14 @@ typedef struct web web;
 
 /* NULL with a one-line reason (no static folder, ...). */
 web *web_open(const web_opts *o, char *err, int errlen);
-/* server_handler (server.h): every path but /v1/..., /health, /metrics. */
+/* server_handler (server.h): every path but /v1/..., /health, /metrics.
+ * /api/ is answered on a worker thread, its connection suspended meanwhile
+ * (work.c); the pages at once. */
 struct MHD_Connection;
 int  web_handle(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
-                const char *body, size_t len, int authorized);
+                const char *body, size_t len, int authorized, void **state);
+void web_handle_done(void *ctx, void *state);
+void web_handle_stop(void *ctx);
 const char *web_root(const web *w);
 /* After the server has stopped. */
 void web_close(web *w);

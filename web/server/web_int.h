@@ -1,6 +1,7 @@
 /*
- * web_int.h -- what the files of web/server/ share: the state, replies in
- * the OpenAI error shape, the query's parameters, the database.
+ * web_int.h -- what the files of web/server/ share: the state, the
+ * request as the handlers see it, replies (errors in the OpenAI shape),
+ * the query's parameters, the database.
  */
 #ifndef HIPATH_WEB_INT_H
 #define HIPATH_WEB_INT_H
@@ -13,6 +14,8 @@
 #include <sys/types.h>
 
 enum { LAB_NONE, LAB_RUNNING, LAB_DONE, LAB_FAILED };
+#define WEB_WORKERS 4            /* threads that answer /api/ (work.c) */
+#define WEB_QUEUE 64             /* /api/ requests waiting for one; past it 503 */
 
 struct web {
     char root[4096];        /* realpath of the static folder */
@@ -39,35 +42,84 @@ struct web {
     pthread_mutex_t cap_mu;
     pthread_cond_t cap_cv;
     int stopping;
+    /* The workers that answer /api/ (work.c), and their queue. Under work_mu. */
+    pthread_mutex_t work_mu;
+    pthread_cond_t work_cv;
+    pthread_t workers[WEB_WORKERS];
+    int n_workers;
+    struct web_job *queue, **queue_end;
+    int queued;
+    int work_stopping;
+    char hold[4096];             /* HIPATH_WEB_HOLD: a FIFO the slow work waits on (tests only; web_hold) */
 };
+
+/* One request as its handler sees it. The handler reads the query and
+ * headers from c and makes the response; only c's own thread queues it
+ * (web_queue), whichever thread made it. */
+typedef struct {
+    struct MHD_Connection *c;
+    int gzip;                    /* the client takes gzip (Accept-Encoding: web_takes_gzip) */
+    int status;
+    struct MHD_Response *resp;   /* NULL: none made (out of memory): the connection is closed */
+} web_req;
+
+/* The response rq answers with (taken); MHD_NO when r is NULL. */
+enum MHD_Result web_answer(web_req *rq, int status, struct MHD_Response *r);
+/* Queue rq's response on its connection, on that connection's thread. */
+enum MHD_Result web_queue(web_req *rq);
 
 /* The headers every reply carries (nosniff, no referrer, no framing). */
 void web_headers(struct MHD_Response *r);
-/* Replies. Each queues a response on c (taking body) and returns MHD's result. */
-enum MHD_Result web_reply(struct MHD_Connection *c, int status, const char *type, char *body, size_t len);
-enum MHD_Result web_json(struct MHD_Connection *c, int status, cJSON *j);   /* takes j */
+/* Replies. Each makes rq's response (taking body) and returns MHD_YES, or MHD_NO when out of memory. */
+enum MHD_Result web_reply(web_req *rq, int status, const char *type, char *body, size_t len);
+enum MHD_Result web_json(web_req *rq, int status, cJSON *j);   /* takes j */
 /* {"error": {"message", "type", "param", "code"}}, as the /v1/ endpoints refuse. */
-enum MHD_Result web_fail(struct MHD_Connection *c, int status, const char *code, const char *param,
+enum MHD_Result web_fail(web_req *rq, int status, const char *code, const char *param,
                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Content-Encoding (gzip.c). Does the request's Accept-Encoding take gzip? */
+int web_takes_gzip(struct MHD_Connection *c);
+/* A response with body (taken), gzip-compressed when rq->gzip and it pays;
+ * compresses: a type gzip makes smaller (else sent as it is, and no Vary). */
+struct MHD_Response *web_body(const web_req *rq, char *body, size_t len, int compresses);
+/* ... with the file fd's size bytes (fd taken). */
+struct MHD_Response *web_file(const web_req *rq, int fd, uint64_t size, int compresses);
 
 /* The query's parameters: every one given must be named here and be a
  * whole number in [lo, hi]; those not given keep *out. 0, or -1 with the
- * 400 queued in *r. */
+ * 400 made in *r. */
 typedef struct { const char *name; int64_t lo, hi, *out; } web_param;
-int web_params(struct MHD_Connection *c, const web_param *ps, int n, enum MHD_Result *r);
+int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r);
 
-/* The trace, read-only. NULL with the 503 queued in *r. */
-sqlite3 *web_db(const web *w, struct MHD_Connection *c, enum MHD_Result *r);
+/* The trace, read-only. NULL with the 503 made in *r. */
+sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r);
 
 /* The routes of each file. */
-enum MHD_Result web_static(web *w, struct MHD_Connection *c, const char *method, const char *url);
-enum MHD_Result web_api(web *w, struct MHD_Connection *c, const char *method, const char *url,
+enum MHD_Result web_static(web *w, web_req *rq, const char *method, const char *url);
+enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url,
                         const char *body, size_t len);
-enum MHD_Result web_report(web *w, struct MHD_Connection *c, int64_t request, const char *body, size_t len);
-enum MHD_Result web_labs(web *w, struct MHD_Connection *c, const char *method, const char *rest);
+enum MHD_Result web_report(web *w, web_req *rq, int64_t request, const char *body, size_t len);
+enum MHD_Result web_labs(web *w, web_req *rq, const char *method, const char *rest);
 /* Stops a lab run from the page, if one is going, and waits for its thread. */
 void web_labs_stop(web *w);
-enum MHD_Result web_perfetto(web *w, struct MHD_Connection *c, int64_t run, int64_t request);
+enum MHD_Result web_perfetto(web *w, web_req *rq, int64_t run, int64_t request);
+
+/* The workers (work.c): every /api/ request is answered on one, its
+ * connection suspended meanwhile, so that slow work (an export, a flush,
+ * a long query) holds no connection's thread. WORK_QUEUED: rq's
+ * connection is suspended and *state is the job. */
+enum { WORK_QUEUED, WORK_FULL, WORK_STOPPING };
+int  web_work_start(web *w);
+int  web_work_submit(web *w, web_req *rq, const char *method, const char *url, const char *body, size_t len,
+                     void **state);
+/* The server is stopping: what waits is answered 503, what runs finishes,
+ * every connection is resumed, and no request is taken after. Once or more. */
+void web_work_stop(web *w);
+/* Once the job's connection is resumed, on its thread: queue the answer. */
+enum MHD_Result web_work_queue(void *job);
+void web_work_free(void *job);
+/* Tests only: with HIPATH_WEB_HOLD=FIFO, slow work first waits for a line on FIFO. */
+void web_hold(const web *w);
 
 /* The first and last ns of a request's events in run (0 when it has none). */
 int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1);
