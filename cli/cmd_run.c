@@ -42,7 +42,7 @@ static const char USAGE[] =
     "  --ignore-eos         generate --max-tokens tokens whatever is sampled (vLLM's ignore_eos)\n"
     "  --analytic           shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE        analytic: the model's config.json (Hugging Face)\n"
-    "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
+    "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
     "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";

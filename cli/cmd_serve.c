@@ -43,7 +43,7 @@ static const char USAGE[] =
     "  --labs-dir DIR           the labs' results the page charts (default labs/out)\n"
     "  --analytic               shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE            analytic: the model's config.json (Hugging Face)\n"
-    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_1\n"
+    "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
     "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n";
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* Bytes per element, and the dtype the matmuls run in unless told (its peak
- * is Pi): quantized weights are dequantized into int8-rate math, so int4 and
- * q4_1 run at the int8 peak. A dtype that is not its own compute dtype is a
+ * is Pi): quantized weights are dequantized into int8-rate math, so int4,
+ * q4_0 and q4_1 run at the int8 peak. A dtype that is not its own compute dtype is a
  * weight format only. `grouped`: it may take a scale per group (--group-size). */
 static const struct { const char *name; double bytes; const char *compute; int grouped; } DTYPES[] = {
     { "bf16", 2,     "bf16", 0 },
@@ -17,6 +17,7 @@ static const struct { const char *name; double bytes; const char *compute; int g
     { "fp32", 4,     "fp32", 0 },
     { "int8", 1,     "int8", 1 },
     { "int4", 0.5,   "int8", 1 },
+    { "q4_0", 0.5625, "int8", 0 }, /* 4 bits + a scale per 32: 4.5 bits */
     { "q4_1", 0.625, "int8", 0 },  /* 4 bits + a scale and a min per 32: 5 bits */
 };
 #define NDTYPES (int)(sizeof DTYPES / sizeof *DTYPES)
@@ -75,7 +76,7 @@ static void finish(bounds_phase *p, double peak, double bandwidth) {
 /* The input's own checks, before any arithmetic: 0, or -1 with the reason. */
 static int check_input(const model_config *c, const bounds_input *in, const bounds_options *opt, int wd,
                        char *err, int errlen) {
-    if (wd < 0) { snprintf(err, errlen, "unknown weight dtype '%s' (bf16, fp16, fp32, int8, int4, q4_1)", in->dtype ? in->dtype : ""); return -1; }
+    if (wd < 0) { snprintf(err, errlen, "unknown weight dtype '%s' (bf16, fp16, fp32, int8, int4, q4_0, q4_1)", in->dtype ? in->dtype : ""); return -1; }
     if (find_dtype(in->kv_dtype, 0) < 0) { snprintf(err, errlen, "unknown KV dtype '%s' (bf16, fp16, fp32, int8)", in->kv_dtype ? in->kv_dtype : ""); return -1; }
     if (opt->compute_dtype && find_dtype(opt->compute_dtype, 0) < 0) {
         snprintf(err, errlen, "unknown compute dtype '%s' (bf16, fp16, fp32, int8)", opt->compute_dtype); return -1;

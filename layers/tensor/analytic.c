@@ -13,7 +13,7 @@
 /* The calculator's dtype names (hipath bounds --dtype) as stored tensors. */
 static int weight_dtype(const char *name, dtype *dt) {
     static const struct { const char *name; dtype dt; } D[] = {
-        { "fp32", DT_F32 }, { "fp16", DT_F16 }, { "bf16", DT_BF16 }, { "int8", DT_Q8_0 }, { "q4_1", DT_Q4_1 } };
+        { "fp32", DT_F32 }, { "fp16", DT_F16 }, { "bf16", DT_BF16 }, { "int8", DT_Q8_0 }, { "q4_0", DT_Q4_0 }, { "q4_1", DT_Q4_1 } };
     for (size_t i = 0; i < sizeof D / sizeof *D; i++)
         if (!strcmp(name, D[i].name)) { *dt = D[i].dt; return 0; }
     return -1;
@@ -31,7 +31,7 @@ static int add(model *m, const char *name, dtype dt, int64_t d0, int64_t d1, con
 int model_load_analytic(model *m, const char *config_json, const char *dtype_str, char *err, int errlen) {
     memset(m, 0, sizeof *m);
     dtype dt;
-    if (weight_dtype(dtype_str, &dt)) { snprintf(err, errlen, "--dtype %s: expected fp32, fp16, bf16, int8 or q4_1", dtype_str); return -1; }
+    if (weight_dtype(dtype_str, &dt)) { snprintf(err, errlen, "--dtype %s: expected fp32, fp16, bf16, int8, q4_0 or q4_1", dtype_str); return -1; }
     if (model_config_load(&m->cfg, config_json, err, errlen)) return -1;
     const model_config *c = &m->cfg;
     int64_t dim = c->dim, hid = c->hidden_dim, q = (int64_t)c->n_heads * c->head_dim, kv = (int64_t)c->n_kv_heads * c->head_dim;

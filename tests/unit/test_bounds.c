@@ -181,6 +181,11 @@ static void test_variants(void **state) {
     NEAR(t.r.weights_bytes, 1448 * 0.625);
     NEAR(t.r.b_star, 625);
     NEAR(t.r.kv_bytes_per_token, 64);
+    /* q4_0: 4 bits and an f16 scale per 32 weights, 18 bytes a block: 0.5625 a weight. */
+    in.dtype = "q4_0";
+    assert_int_equal(compute(&t, in, DEFAULTS), 0);
+    NEAR(t.r.weights_bytes, 1448 * 18.0 / 32);
+    NEAR(t.r.b_star, 18.0 / 32 * 2e6 / 2e3);
     /* Too small a device: 1e3 bytes < 1448 x 2. */
     in.dtype = "bf16";
     t.g.memory_bytes = 1e3;
