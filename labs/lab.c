@@ -6,9 +6,12 @@
 #include "labs/lab.h"
 #include "cli/cli.h"
 #include "kernels/backend.h"
+#include "layers/common/kv.h"
+#include "layers/scheduler/scheduler.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/db_error.h"
 #include "trace/trace.h"
+#include "trace/trace_sink.h"
 #include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT, the text of labs/plot.py */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -152,6 +155,60 @@ int lab_session_end(lab *L) {
     server_stop(L->srv);
     L->srv = NULL;
     return lab_trace_end();
+}
+
+/* B requests of a prompt of P ids into the engine, stepped here until every
+ * one is done, tok tokens each. A step's new requests each leave an arrow
+ * pending on this thread until its first op, which adds its own, and the
+ * trace keeps TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a
+ * step between them, each part asking one token more than the next. Then
+ * all B finish together, after tok - 1 steps in which all of them decode.
+ * A request is zeroed as engine_submit wants it. */
+enum { PART = TRACE_MAX_FLOWS / 2 };
+static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int64_t id0) {
+    char err[512];
+    request *r = calloc(B, sizeof *r);
+    if (!r) return cli_fail("out of memory");
+    int parts = (B + PART - 1) / PART, rc = 0;
+    for (int i = 0; i < B && !rc; i++) {
+        if (i && i % PART == 0) engine_step(e);
+        r[i].id = id0 + i;
+        r[i].prompt = prompt;
+        r[i].n_prompt = P;
+        r[i].max_tokens = tok + parts - 1 - i / PART;   /* no stop ids: ignore_eos; temperature 0: greedy */
+        if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
+    }
+    while (engine_step(e)) {}
+    free(r);
+    if (rc) return -1;
+    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
+}
+
+int lab_engine_waves(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n,
+                     int64_t *first) {
+    char err[512];
+    int most = 1, longest, kv_tokens;
+    for (int i = 0; i < n; i++) if (Bs[i] > most) most = Bs[i];
+    longest = P + tok + most / PART;
+    kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
+    int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what a sweep times is the step, not the text */
+    int64_t id = 1;
+    model md;
+    engine e;
+    if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
+    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
+    if (!rc && engine_init(&e, &md, most * P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
+    if (!rc) {
+        rc = wave(L, &e, prompt, P, tok, 1, id++);
+        for (int i = 0; i < n && !rc; id += Bs[i++]) {
+            first[i] = id;
+            rc = wave(L, &e, prompt, P, tok, Bs[i], id);
+        }
+        engine_free(&e);
+        model_free(&md);
+    }
+    free(prompt);
+    return lab_trace_end() || rc ? -1 : 0;
 }
 
 typedef struct { chat_request q; chat_result r; } call;

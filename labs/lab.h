@@ -97,6 +97,15 @@ int lab_trace_end(void);
  * reason printed). */
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch);
 int lab_session_end(lab *L);
+/* Waves of Bs[0..n) sequences, of the model at path (with analytic_dtype:
+ * a config's shapes) on device, each a prompt of P ids (zeros: what is timed
+ * is the step, not the text) and tok tokens, driven on this thread as
+ * `hipath generate` does, so that every decode step of a wave holds its B
+ * (over HTTP they would reach the engine over several steps); a warm-up
+ * wave of one first, the KV pool sized for the largest. A session of its
+ * own; first[i]: the id of wave i's first request. 0, or -1 (the reason printed). */
+int lab_engine_waves(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n,
+                     int64_t *first);
 /* n requests of text at once (temperature 0, ignore_eos), ids id0.., their
  * results into r[] (r NULL: dropped); then the trace is flushed. 0, or -1
  * (the reason printed, nothing in r). */

@@ -6,11 +6,6 @@
  * analytic, for B = 1..512; the calculator alone for Qwen3-8B at 2048 tokens.
  */
 #include "labs/lab.h"
-#include "cli/cli.h"
-#include "layers/common/kv.h"
-#include "layers/scheduler/scheduler.h"
-#include "trace/trace.h"
-#include "trace/trace_sink.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,65 +72,18 @@ static int batch_rows(lab *L, const char *config, const char *dtype, int P, int 
     return 0;
 }
 
-/* B requests of a prompt of P ids into the engine, stepped here until every
- * one is done, tok tokens each. A step's new requests each leave an arrow
- * pending on this thread until its first op, which adds its own, and the
- * trace keeps TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a
- * step between them, each part asking one token more than the next. Then
- * all B finish together, after tok - 1 steps in which all of them decode.
- * A request is zeroed as engine_submit wants it. */
-enum { PART = TRACE_MAX_FLOWS / 2 };
-static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int64_t id0) {
-    char err[512];
-    request *r = calloc(B, sizeof *r);
-    if (!r) return cli_fail("out of memory");
-    int parts = (B + PART - 1) / PART, rc = 0;
-    for (int i = 0; i < B && !rc; i++) {
-        if (i && i % PART == 0) engine_step(e);
-        r[i].id = id0 + i;
-        r[i].prompt = prompt;
-        r[i].n_prompt = P;
-        r[i].max_tokens = tok + parts - 1 - i / PART;   /* no stop ids: ignore_eos; temperature 0: greedy */
-        if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
-    }
-    while (engine_step(e)) {}
-    free(r);
-    if (rc) return -1;
-    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
-}
-
-/* B = Bs[0..n) sequences a step, of the model at path (with
- * analytic_dtype: a config's shapes) on device, P prompt ids and tok tokens each. Sent over HTTP the
- * requests would reach the engine over several steps, so few steps would
- * hold all B (and at B = 512 a thread per client and per connection is more
- * than the trace's 256); so the sweep drives the engine itself, on this
- * thread, as `hipath generate` does: every decode step of a wave holds its B
- * sequences. A warm-up wave of one first; the pool holds the largest wave. */
+/* B = Bs[0..n) sequences a step, of the model at path (with analytic_dtype:
+ * a config's shapes) on device, P prompt ids and tok tokens each, driven
+ * on this thread (lab_engine_waves: over HTTP few steps would hold all B),
+ * and their rows. */
 static int engine_sweep(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n) {
-    char cfg[1100], err[512];
+    char cfg[1100];
     model_config c;
     if (!analytic_dtype && lab_config(path, &c, cfg, sizeof cfg)) return -1;
     const char *config = analytic_dtype ? path : cfg, *dt = analytic_dtype ? analytic_dtype : lab_dtype(&c);
-    int most = Bs[n - 1], longest = P + tok + most / PART, kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
-    int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what the sweep times is the step, not the text */
-    int64_t first[NBIG], id = 1;
+    int64_t first[NBIG];
     batch m[NBIG];
-    model md;
-    engine e;
-    if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
-    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
-    if (!rc && engine_init(&e, &md, most * P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
-    if (!rc) {
-        rc = wave(L, &e, prompt, P, tok, 1, id++);
-        for (int i = 0; i < n && !rc; id += Bs[i++]) {
-            first[i] = id;
-            rc = wave(L, &e, prompt, P, tok, Bs[i], id);
-        }
-        engine_free(&e);
-        model_free(&md);
-    }
-    free(prompt);
-    if (lab_trace_end() || rc) return -1;
+    if (lab_engine_waves(L, device, path, analytic_dtype, P, tok, Bs, n, first)) return -1;
     for (int i = 0; i < n; i++) if (measure(L, first[i], Bs[i], &m[i])) return -1;
     L->pt = (lab_point){ lab_short_name(path, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P + tok / 2 };
     return batch_rows(L, config, dt, P, P + tok / 2, Bs, m, n);
