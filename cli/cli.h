@@ -14,6 +14,7 @@ int cmd_bounds(int argc, char **argv);
 int cmd_amdahl(int argc, char **argv);
 int cmd_device(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* Print "hipath: <reason>" as one line on stderr; returns 1 (the exit code). */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

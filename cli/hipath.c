@@ -105,6 +105,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "amdahl",     cmd_amdahl,     "the whole's speed-up when a share of its time gets faster" },
     { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
     { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
+    { "validate",   cmd_validate,   "the simulated GPU against real GPUs' published measurements" },
 };
 
 static void usage(FILE *f) {

@@ -116,9 +116,10 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
 
 int lab_trace_begin(lab *L, const char *device, const char *model) {
-    char err[512], pf[1100], cmd[1400];
-    if (L->sessions++) snprintf(pf, sizeof pf, "%s/lab%d-%d.pftrace", L->out, L->n, L->sessions);
-    else snprintf(pf, sizeof pf, "%s/lab%d.pftrace", L->out, L->n);
+    char err[512], pf[1100], cmd[1400], tag[16];
+    if (L->n) snprintf(tag, sizeof tag, "lab%d", L->n); else snprintf(tag, sizeof tag, "validate");   /* n 0: hipath validate */
+    if (L->sessions++) snprintf(pf, sizeof pf, "%s/%s-%d.pftrace", L->out, tag, L->sessions);
+    else snprintf(pf, sizeof pf, "%s/%s.pftrace", L->out, tag);
     if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
     const rt_device *d = rt_device_now();
     snprintf(L->session_device, sizeof L->session_device, "%s", d->name);
@@ -126,12 +127,12 @@ int lab_trace_begin(lab *L, const char *device, const char *model) {
     L->session_modeled = d->driver->modeled;
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { backend_close(); return -1; }
-    snprintf(cmd, sizeof cmd, "hipath lab %d %s %s", L->n, device, model);
+    snprintf(cmd, sizeof cmd, "hipath %s %s %s", tag, device, model);
     trace_run_info info = { .db_path = L->db, .perfetto_path = pf, .command = cmd, .model = model,
                             .device = d->name, .clock_domain = d->driver->clock_domain };
     if (trace_open(&info, err, sizeof err)) { backend_close(); return cli_fail("%s", err); }
     L->run = trace_run_id();
-    fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
+    if (L->n) fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
     return 0;
 }
 
@@ -160,22 +161,30 @@ int lab_session_end(lab *L) {
 /* B requests of a prompt of P ids into the engine, stepped here until every
  * one is done, tok tokens each. A step's new requests each leave an arrow
  * pending on this thread until its first op, which adds its own, and the
- * trace keeps TRACE_MAX_FLOWS of them: so B is queued in parts of PART, a
- * step between them, each part asking one token more than the next. Then
+ * trace keeps TRACE_MAX_FLOWS of them; and a step prefills no more than its
+ * budget: so B is queued in parts (part_of), a step between them, each part
+ * asking one token more than the next. Then
  * all B finish together, after tok - 1 steps in which all of them decode.
  * A request is zeroed as engine_submit wants it. */
 enum { PART = TRACE_MAX_FLOWS / 2 };
+/* The requests a part of B holds: PART, or as many prompts as a step's
+ * budget takes (beside the B that may be decoding, when there are parts). */
+static int part_of(int budget, int B, int P) {
+    int fit = budget / P;
+    if (fit < B) fit = (budget - B) / P;
+    return fit < 1 ? 1 : fit < PART ? fit : PART;
+}
 static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int64_t id0) {
     char err[512];
     request *r = calloc(B, sizeof *r);
     if (!r) return cli_fail("out of memory");
-    int parts = (B + PART - 1) / PART, rc = 0;
+    int part = part_of(e->max_step_tokens, B, P), parts = (B + part - 1) / part, rc = 0;
     for (int i = 0; i < B && !rc; i++) {
-        if (i && i % PART == 0) engine_step(e);
+        if (i && i % part == 0) engine_step(e);
         r[i].id = id0 + i;
         r[i].prompt = prompt;
         r[i].n_prompt = P;
-        r[i].max_tokens = tok + parts - 1 - i / PART;   /* no stop ids: ignore_eos; temperature 0: greedy */
+        r[i].max_tokens = tok + parts - 1 - i / part;   /* no stop ids: ignore_eos; temperature 0: greedy */
         if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
     }
     while (engine_step(e)) {}
@@ -184,20 +193,24 @@ static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int
     return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
+enum { STEP_TOKENS = 8192 };
 int lab_engine_waves(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n,
                      int64_t *first) {
     char err[512];
-    int most = 1, longest, kv_tokens;
+    int most = 1;
     for (int i = 0; i < n; i++) if (Bs[i] > most) most = Bs[i];
-    longest = P + tok + most / PART;
-    kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
+    /* a step prefills at most STEP_TOKENS (else one prompt): the default
+     * budget of vLLM (max_num_batched_tokens) and TensorRT-LLM (max_num_tokens) */
+    int budget = most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
+    int part = part_of(budget, most, P), longest = P + tok + (most + part - 1) / part;
+    int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
     int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what a sweep times is the step, not the text */
     int64_t id = 1;
     model md;
     engine e;
     if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
     int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
-    if (!rc && engine_init(&e, &md, most * P, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
+    if (!rc && engine_init(&e, &md, budget, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
     if (!rc) {
         rc = wave(L, &e, prompt, P, tok, 1, id++);
         for (int i = 0; i < n && !rc; id += Bs[i++]) {

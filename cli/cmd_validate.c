@@ -1,0 +1,192 @@
+/*
+ * cmd_validate.c -- `hipath validate`: the simulated GPU against published
+ * measurements (labs/validate.h): per row modeled against measured, then
+ * the error per GPU and phase, and the calibrated model on the held-out rows.
+ */
+#include "cli/cli.h"
+#include "labs/validate.h"
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char USAGE[] =
+    "usage: hipath validate [options]\n"
+    "  --data FILE   the published measurements (default tests/data/gpu_measurements.json)\n"
+    "  --only ID     run that row alone\n"
+    "  --out DIR     where validate.db and the Perfetto traces go (default traces/validate/)\n"
+    "  --json        one JSON object: rows, per GPU and phase, calibration\n"
+    "Each row's shape (model config, dtype, batch, prompt and generated lengths) runs on\n"
+    "analytic:GPU; modeled / measured is the ratio of tokens/s (above 1: the model is\n"
+    "faster than the GPU was). Calibrated: each profile's efficiency (the fraction of\n"
+    "the wave model's rate an engine reached) from the rows marked calibrate, applied\n"
+    "to the others (held out). Every figure is modeled or copied from the table: the\n"
+    "same on any machine. docs/devices.md.\n";
+
+#define PHASES 3
+static const char *const PHASE[PHASES] = { "prefill", "decode", "e2e" };
+
+/* The median |ratio - 1| of the rows of gpu (NULL: all) and phase (NULL:
+ * decode and e2e, what a held-out goal is on) that ran: modeled against
+ * measured, or calibrated against measured on the held-out rows. */
+static double error(const validate_table *t, const char *gpu, const char *phase, int calibrated, int *count) {
+    double *r = malloc(t->n * sizeof *r), m;
+    int n = 0;
+    for (int i = 0; r && i < t->n; i++) {
+        const validate_row *w = &t->row[i];
+        double v = calibrated ? w->calibrated : w->modeled;
+        if (w->why[0] || isnan(v) || (calibrated && w->calibrate) || (gpu && strcmp(gpu, w->gpu))) continue;
+        if (phase ? strcmp(phase, w->phase) : !strcmp(w->phase, "prefill")) continue;
+        r[n++] = v / w->measured;
+    }
+    m = validate_median_error(r, n);
+    free(r);
+    if (count) *count = n;
+    return m;
+}
+
+/* Held-out decode and e2e rows within 25% after calibration. */
+static int within(const validate_table *t, double tol, int *of) {
+    int k = 0;
+    *of = 0;
+    for (int i = 0; i < t->n; i++) {
+        const validate_row *w = &t->row[i];
+        if (w->calibrate || w->why[0] || isnan(w->calibrated) || !strcmp(w->phase, "prefill")) continue;
+        ++*of;
+        k += fabs(w->calibrated / w->measured - 1) <= tol;
+    }
+    return k;
+}
+
+static void add(cJSON *o, const char *k, double v) {
+    if (isnan(v)) cJSON_AddNullToObject(o, k); else cJSON_AddNumberToObject(o, k, v);
+}
+
+/* The GPUs in the table's order, each once. */
+static int gpus(const validate_table *t, const char **g) {
+    int n = 0;
+    for (int i = 0; i < t->n; i++) {
+        int k = 0;
+        while (k < n && strcmp(g[k], t->row[i].gpu)) k++;
+        if (k == n) g[n++] = t->row[i].gpu;
+    }
+    return n;
+}
+
+static void print_json(const validate_table *t, const char **g, int ng) {
+    cJSON *j = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(j, "rows"), *per = cJSON_AddArrayToObject(j, "per_gpu_phase");
+    for (int i = 0; i < t->n; i++) {
+        const validate_row *r = &t->row[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", r->id);
+        cJSON_AddStringToObject(o, "gpu", r->gpu);
+        cJSON_AddStringToObject(o, "model", r->model);
+        cJSON_AddStringToObject(o, "dtype", r->dtype);
+        cJSON_AddStringToObject(o, "phase", r->phase);
+        cJSON_AddNumberToObject(o, "batch", r->batch);
+        cJSON_AddNumberToObject(o, "prompt_len", r->prompt_len);
+        cJSON_AddNumberToObject(o, "gen_len", r->gen_len);
+        cJSON_AddStringToObject(o, "role", r->calibrate ? "calibrate" : "held_out");
+        add(o, "measured_tokens_per_s", r->measured);
+        add(o, "modeled_tokens_per_s", r->modeled);
+        add(o, "ratio", r->modeled / r->measured);
+        add(o, "modeled_waves_s", r->waves_s);
+        add(o, "modeled_launch_s", r->launch_s);
+        add(o, "efficiency", r->efficiency);
+        add(o, "calibrated_tokens_per_s", r->calibrated);
+        add(o, "calibrated_ratio", r->calibrated / r->measured);
+        if (r->calibrated_from) cJSON_AddStringToObject(o, "calibrated_from", r->calibrated_from);
+        if (r->why[0]) cJSON_AddStringToObject(o, "not_run", r->why);
+        cJSON_AddItemToArray(rows, o);
+    }
+    for (int k = 0; k < ng; k++)
+        for (int p = 0; p < PHASES; p++) {
+            int n, nh;
+            double e = error(t, g[k], PHASE[p], 0, &n), eh = error(t, g[k], PHASE[p], 1, &nh);
+            if (!n) continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "gpu", g[k]);
+            cJSON_AddStringToObject(o, "phase", PHASE[p]);
+            cJSON_AddNumberToObject(o, "rows", n);
+            add(o, "median_abs_error", e);
+            cJSON_AddNumberToObject(o, "held_out_rows", nh);
+            add(o, "held_out_median_abs_error_calibrated", eh);
+            cJSON_AddItemToArray(per, o);
+        }
+    int of, ok = within(t, 0.25, &of), n;
+    cJSON *h = cJSON_AddObjectToObject(j, "held_out_decode");
+    cJSON_AddNumberToObject(h, "rows", of);
+    cJSON_AddNumberToObject(h, "within_25_percent", ok);
+    add(h, "median_abs_error_datasheet", error(t, NULL, NULL, 0, &n));
+    add(h, "median_abs_error_calibrated", error(t, NULL, NULL, 1, &n));
+    char *s = cJSON_Print(j);
+    puts(s);
+    free(s);
+    cJSON_Delete(j);
+}
+
+static void print_table(const validate_table *t, const char **g, int ng) {
+    printf("%-44s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P", "G",
+           "measured", "modeled", "ratio", "eff", "calibrated", "ratio");
+    for (int i = 0; i < t->n; i++) {
+        const validate_row *r = &t->row[i];
+        if (r->why[0]) { printf("%-44s %s\n", r->id, r->why); continue; }
+        if (isnan(r->modeled)) continue;   /* not asked for (--only) */
+        char cal[16] = "-", cr[16] = "-", ef[16] = "-";
+        if (!isnan(r->efficiency)) snprintf(ef, sizeof ef, "%.2f", r->efficiency);
+        if (!r->calibrate && !isnan(r->calibrated)) {
+            snprintf(cal, sizeof cal, "%.4g", r->calibrated);
+            snprintf(cr, sizeof cr, "%.2f", r->calibrated / r->measured);
+        }
+        printf("%-44s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s%s\n", r->id, r->dtype, r->phase, r->batch, r->prompt_len,
+               r->gen_len, r->measured, r->modeled, r->modeled / r->measured, r->calibrate ? ef : "", cal, cr,
+               r->calibrate ? "  (calibrates)" : "");
+    }
+    printf("\nmedian |modeled / measured - 1|, tokens/s (datasheet; calibrated on the held-out rows):\n");
+    for (int k = 0; k < ng; k++)
+        for (int p = 0; p < PHASES; p++) {
+            int n, nh;
+            double e = error(t, g[k], PHASE[p], 0, &n), eh = error(t, g[k], PHASE[p], 1, &nh);
+            if (!n) continue;
+            printf("  %-13s %-8s %2d rows: %5.0f%%", g[k], PHASE[p], n, 100 * e);
+            if (nh) printf("   held out %2d: %5.0f%%", nh, 100 * eh);
+            printf("\n");
+        }
+    int of, ok = within(t, 0.25, &of), n;
+    printf("held-out decode and e2e rows within 25%% after calibration: %d of %d (median error %.0f%% from the datasheet, %.0f%% calibrated)\n",
+           ok, of, 100 * error(t, NULL, NULL, 0, &n), 100 * error(t, NULL, NULL, 1, &n));
+    printf("every figure modeled (analytic) or published: the same on any machine\n");
+}
+
+int cmd_validate(int argc, char **argv) {
+    static const struct option OPTS[] = { { "data", 1, 0, 'd' }, { "only", 1, 0, 'o' }, { "out", 1, 0, 'O' }, { "json", 0, 0, 'j' },
+                                          { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *data = "tests/data/gpu_measurements.json", *only = NULL, *out = "traces/validate";
+    int c, json = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        switch (c) {
+        case 'd': data = optarg; break;
+        case 'o': only = optarg; break;
+        case 'O': out = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(USAGE, stdout); return 0;
+        default: return cli_fail("validate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (optind != argc) return cli_fail("validate: unexpected argument '%s' (see --help)", argv[optind]);
+    validate_table t;
+    if (validate_load(data, &t)) return 1;
+    if (validate_run(&t, only, out)) { validate_free(&t); return 1; }
+    const char **g = calloc(t.n, sizeof *g);
+    if (!g) { validate_free(&t); return cli_fail("out of memory"); }
+    int ng = gpus(&t, g);
+    if (json) print_json(&t, g, ng); else print_table(&t, g, ng);
+    int failed = 0;
+    for (int i = 0; i < t.n; i++) failed |= t.row[i].why[0] != 0;
+    free(g);
+    validate_free(&t);
+    return failed;
+}

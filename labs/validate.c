@@ -1,0 +1,175 @@
+/*
+ * validate.c -- published measurements run as their shapes on the analytic
+ * device, and the profiles calibrated from half of them (validate.h).
+ */
+#include "labs/validate.h"
+#include "labs/lab.h"
+#include "cli/cli.h"
+#include "layers/common/file.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The analytic weight dtype a published one is run as: fp8 as int8 (a byte
+ * a weight and its scales; on Hopper and MI300X the fp8 and int8 peaks are
+ * the same), llama.cpp's q8_0 is int8's blocks. */
+static const char *analytic_dtype(const char *d) {
+    static const char *const AS[][2] = { { "fp16", "fp16" }, { "bf16", "bf16" }, { "fp8", "int8" }, { "int8", "int8" },
+                                         { "q8_0", "int8" }, { "q4_0", "q4_0" }, { "q4_1", "q4_1" } };
+    for (size_t i = 0; i < sizeof AS / sizeof *AS; i++) if (!strcmp(d, AS[i][0])) return AS[i][1];
+    return NULL;
+}
+
+static const char *str(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+static double num(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+int validate_load(const char *path, validate_table *t) {
+    char err[512];
+    memset(t, 0, sizeof *t);
+    if (!(t->doc = json_read(path, FILE_SMALL, err, sizeof err))) return cli_fail("%s", err);
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(t->doc, "rows"), *o;
+    if (!cJSON_IsArray(rows) || !cJSON_GetArraySize(rows)) { validate_free(t); return cli_fail("%s: no \"rows\" array", path); }
+    t->row = calloc(cJSON_GetArraySize(rows), sizeof *t->row);
+    if (!t->row) { validate_free(t); return cli_fail("out of memory"); }
+    cJSON_ArrayForEach(o, rows) {
+        validate_row *r = &t->row[t->n];
+        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len");
+        *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
+                             .dtype = str(o, "dtype"), .phase = str(o, "phase"), .engine = str(o, "engine"),
+                             .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
+                             .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
+                             .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN };
+        const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
+                        : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
+                        : !r->phase || (strcmp(r->phase, "prefill") && strcmp(r->phase, "decode") && strcmp(r->phase, "e2e"))
+                          ? "phase: prefill, decode or e2e"
+                        : !(b >= 1 && b <= 4096 && b == (int)b) ? "batch: a whole number, 1 to 4096"
+                        : !(p >= 0 && p <= 1 << 20 && g >= 0 && g <= 1 << 20 && p == (int)p && g == (int)g) ? "prompt_len and gen_len: whole numbers"
+                        : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
+                        : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"
+                        : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
+                        : !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+        if (bad) {
+            cli_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
+            validate_free(t);
+            return -1;
+        }
+        t->n++;
+    }
+    return 0;
+}
+
+void validate_free(validate_table *t) {
+    cJSON_Delete(t->doc);
+    free(t->row);
+    memset(t, 0, sizeof *t);
+}
+
+/* The modeled device time of a wave of B sequences, each P prompt ids and
+ * tok tokens (a session of its own), as waves and launches: its prefill
+ * steps (decode 0) or its step in which all B decode (decode 1). */
+static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, double *waves, double *launch) {
+    int64_t first;
+    lab_query q;
+    if (lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first)) return -1;
+    lab_args a = { .first = first, .last = first + r->batch - 1, .batch = r->batch };
+    if (lab_sql_open(L, &q, decode ? SQL_LAB4_BATCH : SQL_VALIDATE_PREFILL, a)) return -1;
+    lab_sql_next(&q);
+    double gpu = lab_col(&q, "gpu_s"), slices = lab_col(&q, decode ? "device_slices_per_step" : "device_slices");
+    if (lab_sql_close(&q)) return -1;
+    *launch = slices * L->gpu.launch_latency_s;
+    *waves = gpu - *launch;
+    return isnan(gpu) ? cli_fail("%s: no %s step in the trace", r->id, decode ? "decode" : "prefill") : 0;
+}
+
+/* One row's modeled time and tokens/s. A decode step is timed at the
+ * middle of the generation (context P + G/2, what a mean over its steps
+ * sees): a prompt of that many ids, then one step. */
+static int run_row(lab *L, validate_row *r) {
+    char device[64];
+    double pw = 0, pl = 0, dw = 0, dl = 0, tokens;
+    int prefill = strcmp(r->phase, "decode"), decode = strcmp(r->phase, "prefill");
+    snprintf(device, sizeof device, "analytic:%s", r->gpu);
+    if (prefill && wave_time(L, r, device, r->prompt_len, 1, 0, &pw, &pl)) return -1;
+    int mid = r->prompt_len + r->gen_len / 2 > 0 ? r->prompt_len + r->gen_len / 2 : 1;
+    if (decode && wave_time(L, r, device, mid, 2, 1, &dw, &dl)) return -1;
+    if (!strcmp(r->phase, "prefill")) tokens = (double)r->batch * r->prompt_len, r->waves_s = pw, r->launch_s = pl;
+    else if (!strcmp(r->phase, "decode")) tokens = r->batch, r->waves_s = dw, r->launch_s = dl;
+    else {   /* the prefill gives the first token, gen_len - 1 steps the rest */
+        tokens = (double)r->batch * r->gen_len;
+        r->waves_s = pw + (r->gen_len - 1) * dw;
+        r->launch_s = pl + (r->gen_len - 1) * dl;
+    }
+    r->modeled = tokens / (r->waves_s + r->launch_s);
+    /* e: the waves over what the measured time leaves them after the launches */
+    double measured_s = tokens / r->measured;
+    if (measured_s > r->launch_s) r->efficiency = r->waves_s / (measured_s - r->launch_s);
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+static double median(double *v, int n) {
+    if (!n) return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double validate_median_error(const double *r, int n) {
+    double *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e) return NAN;
+    for (int i = 0; i < n; i++) e[i] = fabs(r[i] - 1);
+    double m = median(e, n);
+    free(e);
+    return m;
+}
+
+/* The median efficiency of the calibrate rows of a phase on gpu (NULL: any gpu). */
+static double efficiency(const validate_table *t, const char *gpu, const char *phase) {
+    double *e = malloc(t->n * sizeof *e), m;
+    int n = 0;
+    if (!e) return NAN;
+    for (int i = 0; i < t->n; i++) {
+        const validate_row *r = &t->row[i];
+        if (r->calibrate && !r->why[0] && !isnan(r->efficiency) && !strcmp(r->phase, phase) && (!gpu || !strcmp(r->gpu, gpu)))
+            e[n++] = r->efficiency;
+    }
+    m = median(e, n);
+    free(e);
+    return m;
+}
+
+int validate_run(validate_table *t, const char *only, const char *out) {
+    lab L = { .n = 0, .out = out, .quiet = 1 };
+    int ran = 0;
+    if (snprintf(L.db, sizeof L.db, "%s/validate.db", out) >= (int)sizeof L.db || cli_make_parent(L.db))
+        return cli_fail("--out %s: cannot create the folder", out);
+    unlink(L.db);   /* each validation starts a fresh database */
+    snprintf(L.profile, sizeof L.profile, "w7900");
+    for (int i = 0; i < t->n; i++) {
+        validate_row *r = &t->row[i];
+        if (only && strcmp(only, r->id)) continue;
+        ran++;
+        if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
+    }
+    if (!ran) return cli_fail("validate: no row %s", only ? only : "");
+    for (int i = 0; i < t->n; i++) {
+        validate_row *r = &t->row[i];
+        if (r->why[0] || isnan(r->modeled)) continue;
+        double e = efficiency(t, r->gpu, r->phase);
+        r->calibrated_from = "this gpu";
+        if (isnan(e)) e = efficiency(t, NULL, r->phase), r->calibrated_from = "other gpus";
+        double tokens = r->modeled * (r->waves_s + r->launch_s);
+        if (!isnan(e)) r->calibrated = tokens / (r->launch_s + r->waves_s / e);
+        else r->calibrated_from = NULL;
+    }
+    return 0;
+}
