@@ -193,14 +193,11 @@ static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int
     return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
-enum { STEP_TOKENS = 8192 };
 int lab_engine_waves(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n,
                      int64_t *first) {
     char err[512];
     int most = 1;
     for (int i = 0; i < n; i++) if (Bs[i] > most) most = Bs[i];
-    /* a step prefills at most STEP_TOKENS (else one prompt): the default
-     * budget of vLLM (max_num_batched_tokens) and TensorRT-LLM (max_num_tokens) */
     int budget = most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
     int part = part_of(budget, most, P), longest = P + tok + (most + part - 1) / part;
     int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);

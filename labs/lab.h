@@ -97,6 +97,10 @@ int lab_trace_end(void);
  * reason printed). */
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch);
 int lab_session_end(lab *L);
+/* A step of lab_engine_waves prefills at most this many tokens (else one
+ * prompt): the default budget of vLLM (max_num_batched_tokens) and
+ * TensorRT-LLM (max_num_tokens). */
+enum { STEP_TOKENS = 8192 };
 /* Waves of Bs[0..n) sequences, of the model at path (with analytic_dtype:
  * a config's shapes) on device, each a prompt of P ids (zeros: what is timed
  * is the step, not the text) and tok tokens, driven on this thread as

@@ -40,6 +40,8 @@ int validate_load(const char *path, validate_table *t) {
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
         double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len");
+        int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
+        if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
                              .dtype = str(o, "dtype"), .phase = str(o, "phase"), .engine = str(o, "engine"),
                              .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
@@ -49,8 +51,8 @@ int validate_load(const char *path, validate_table *t) {
                         : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
                         : !r->phase || (strcmp(r->phase, "prefill") && strcmp(r->phase, "decode") && strcmp(r->phase, "e2e"))
                           ? "phase: prefill, decode or e2e"
-                        : !(b >= 1 && b <= 4096 && b == (int)b) ? "batch: a whole number, 1 to 4096"
-                        : !(p >= 0 && p <= 1 << 20 && g >= 0 && g <= 1 << 20 && p == (int)p && g == (int)g) ? "prompt_len and gen_len: whole numbers"
+                        : !whole ? "batch 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
+                        : b + p + g / 2 > STEP_TOKENS ? "batch + prompt_len + gen_len / 2 past a step's budget of 8192 tokens"
                         : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
                         : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"

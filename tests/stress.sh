@@ -13,7 +13,8 @@ git clone -q . "$dir/hipath" || { echo "FAIL: git clone"; exit 1; }
 [ -d ../shared ] && ln -s "$(cd ../shared && pwd)" "$dir/shared"
 pids=""
 for _ in $(seq "$loops"); do sh -c 'while :; do :; done' & pids="$pids $!"; done
-trap 'kill $pids 2>/dev/null' EXIT INT TERM
+trap 'kill $pids 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
 pass=0 fail=0
 for k in $(seq "$runs"); do
   t0=$(date +%s)

@@ -40,7 +40,7 @@ HIP_FLAGS := -std=c++20 -O2 -I. -Ibuild/hip-jit -DHIPATH_HIP
 # Each device header as { "include name", R"(text)" }, for jit.hip.
 build/hip-jit/jit_headers.h: $(JIT_HDR)
 	@mkdir -p $(dir $@)
-	for f in $(JIT_HDR); do printf '{ "%s", R"hipath_jit(' $$f; cat $$f; printf ')hipath_jit" },\n'; done > $@
+	for f in $(JIT_HDR); do printf '{ "%s", R"hipath_jit(' $$f; cat $$f; printf ')hipath_jit" },\n'; done > $@.tmp && mv $@.tmp $@
 
 # The ROCm device library, completed where the system's lacks an arch's ISA
 # file (Debian's: gfx1100 and gfx942). The file holds only the ISA number
