@@ -10,9 +10,9 @@ hipath):
             threads); one track per GPU stream, no per-thread twins;
   figures   the client's TTFT is the trace's critical path (HTTP, template
             and tokenize, queue, prefill step, first detokenize, SSE) within
-            1 ms or 5%; its TPOT is its own first token to its finish in the
-            trace, its first token and its done no sooner than their steps ended (TPOT
-            against the mean decode step is printed: host time separates them);
+            1 ms or 5%; its TPOT spans at least its first to last token in the
+            trace and at most its request to done (TPOT against the mean
+            decode step is printed: host time separates them);
   clocks    a slice that holds a modeled wait is not 'measured': every
             synchronous copy on the simulated device is 'mixed', and so is
             every slice around one;
@@ -100,12 +100,14 @@ def figures(path, label, tpot=True):
           + ", ".join(f"{k} {v / 1e6:.3f}" for k, v in parts.items()) + ")")
     if tpot:
         # TPOT = (the client's time at the finish - at its first token) / (n - 1).
-        # Both ends are in the trace: the finish falls between the client's last
-        # token and its done instant, so TPOT * (n - 1) lies in that bracket
-        # (any other figure fails). The first token is taken no sooner than the
-        # prefill ended, the done no sooner than the last step. Against the mean decode step TPOT differs by the engine's gaps
-        # and by how far the client was behind the first and the last step
-        # (host time, larger on a busy machine): printed, not checked.
+        # Its first token is read before that token's instant is recorded, its
+        # finish after the last token's and before done's: so TPOT * (n - 1) is at
+        # least the first to the last token instant, at most the request to done
+        # (a figure outside fails; inside, the host's time in between moves it).
+        # Against the mean decode step TPOT differs by the engine's gaps and by
+        # how far the client was behind the first and the last step (host time,
+        # larger on a busy machine; a token is ready a little before its step's
+        # slice ends): printed, not checked.
         rid = req_id(db, run_id)
         rows = db.execute("SELECT s.ts_ns, s.dur_ns, s.n_prefill FROM v_steps s JOIN v_step_requests r ON r.slice_id = s.slice_id "
                           "WHERE s.run_id = ? AND r.request = ? ORDER BY s.ts_ns", (run_id, rid)).fetchall()
@@ -117,9 +119,11 @@ def figures(path, label, tpot=True):
         e1, en = (rows[0][0] + rows[0][1]) * 1e-9, (rows[-1][0] + rows[-1][1]) * 1e-9
         t1, tn, td = toks[0] * 1e-9, toks[-1] * 1e-9, done_ts * 1e-9
         span = done["tpot_s"] * (n - 1)
-        check(tn - t1 - 1e-9 <= span <= td - t1 + 1e-9, f"{label}: client TPOT {done['tpot_s'] * 1e3:.3f} ms x {n - 1} = "
-              f"{span * 1e3:.3f} ms, between its first and last token {(tn - t1) * 1e3:.3f} ms and its done {(td - t1) * 1e3:.3f} ms")
-        check(t1 >= e1 and td >= en, f"{label}: the client took its first token {(t1 - e1) * 1e3:.3f} ms after the prefill ended, "
+        tr = req["ts"] * 1e-9
+        check(tn - t1 - 1e-9 <= span <= td - tr + 1e-9, f"{label}: client TPOT {done['tpot_s'] * 1e3:.3f} ms x {n - 1} = "
+              f"{span * 1e3:.3f} ms, at least its first to last token {(tn - t1) * 1e3:.3f} ms, at most its request to done "
+              f"{(td - tr) * 1e3:.3f} ms")
+        print(f"note {label}: the client took its first token {(t1 - e1) * 1e3:.3f} ms after the prefill ended, "
               f"was done {(td - en) * 1e3:.3f} ms after the last step; mean decode step {mean * 1e3:.3f} ms, engine's gaps "
               f"{(en - e1 - sum(dec)) * 1e3:.3f} ms (TPOT against the step: not checked)")
     return ttft
