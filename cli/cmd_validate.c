@@ -38,9 +38,9 @@ static double error(const validate_table *t, const char *gpu, const char *phase,
         double v = calibrated ? w->calibrated : w->modeled;
         if (w->why[0] || isnan(v) || (calibrated && w->calibrate) || (gpu && strcmp(gpu, w->gpu))) continue;
         if (phase ? strcmp(phase, w->phase) : !strcmp(w->phase, "prefill")) continue;
-        r[n++] = v / w->measured;
+        r[n++] = fabs(v / w->measured - 1);
     }
-    m = validate_median_error(r, n);
+    m = validate_median(r, n);
     free(r);
     if (count) *count = n;
     return m;

@@ -119,19 +119,10 @@ static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
-static double median(double *v, int n) {
+double validate_median(double *v, int n) {
     if (!n) return NAN;
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double validate_median_error(const double *r, int n) {
-    double *e = malloc((n ? n : 1) * sizeof *e);
-    if (!e) return NAN;
-    for (int i = 0; i < n; i++) e[i] = fabs(r[i] - 1);
-    double m = median(e, n);
-    free(e);
-    return m;
 }
 
 /* The median efficiency of the calibrate rows of a phase on gpu (NULL: any gpu). */
@@ -144,7 +135,7 @@ static double efficiency(const validate_table *t, const char *gpu, const char *p
         if (r->calibrate && !r->why[0] && !isnan(r->efficiency) && !strcmp(r->phase, phase) && (!gpu || !strcmp(r->gpu, gpu)))
             e[n++] = r->efficiency;
     }
-    m = median(e, n);
+    m = validate_median(e, n);
     free(e);
     return m;
 }
@@ -155,7 +146,6 @@ int validate_run(validate_table *t, const char *only, const char *out) {
     if (snprintf(L.db, sizeof L.db, "%s/validate.db", out) >= (int)sizeof L.db || cli_make_parent(L.db))
         return cli_fail("--out %s: cannot create the folder", out);
     unlink(L.db);   /* each validation starts a fresh database */
-    snprintf(L.profile, sizeof L.profile, "w7900");
     for (int i = 0; i < t->n; i++) {
         validate_row *r = &t->row[i];
         if (only && strcmp(only, r->id)) continue;

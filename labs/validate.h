@@ -50,7 +50,7 @@ void validate_free(validate_table *t);
  * modeled, efficiency, calibrated. 0, or -1 (the reason printed). */
 int validate_run(validate_table *t, const char *only, const char *out);
 
-/* Median of |x - 1| over the ratios r[0..n) (NaN when n is 0). */
-double validate_median_error(const double *r, int n);
+/* The median of v[0..n), which it sorts (NaN when n is 0). */
+double validate_median(double *v, int n);
 
 #endif
