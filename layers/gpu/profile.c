@@ -94,6 +94,33 @@ static int get_str(cJSON *obj, const char *key, char *out, size_t n, const char 
     return 0;
 }
 
+/* The optional "interconnect" object (docs/devices.md, "Between GPUs"). */
+static int load_link(cJSON *j, gpu_profile *p, const char *path, char *err, int errlen) {
+    cJSON *o = cJSON_GetObjectItem(j, "interconnect");
+    if (!o) return 0;
+    double links, gpus;
+    if (!cJSON_IsObject(o)) { snprintf(err, errlen, "%s: key interconnect must be an object", path); return -1; }
+    if (get_str(o, "name", p->link.name, sizeof p->link.name, path, err, errlen) ||
+        get_str(o, "source", p->link.source, sizeof p->link.source, path, err, errlen) ||
+        get_str(o, "topology", p->link.topology, sizeof p->link.topology, path, err, errlen) ||
+        get_num(o, "links", "interconnect.links", 0, 0, 64, &links, path, err, errlen) ||
+        get_num(o, "link_bytes_per_s", "interconnect.link_bytes_per_s", 0, 0, 1e15, &p->link.link_bw, path, err, errlen) ||
+        get_num(o, "latency_s", "interconnect.latency_s", 0, 0, 1, &p->link.latency_s, path, err, errlen) ||
+        get_num(o, "max_gpus", "interconnect.max_gpus", 1, 1, 64, &gpus, path, err, errlen))
+        return -1;
+    if (strcmp(p->link.topology, "switch") && strcmp(p->link.topology, "mesh") && strcmp(p->link.topology, "host")) {
+        snprintf(err, errlen, "%s: key interconnect.topology is '%s'; it must be switch, mesh or host", path, p->link.topology);
+        return -1;
+    }
+    if (links != (int)links || gpus != (int)gpus) {
+        snprintf(err, errlen, "%s: keys interconnect.links and max_gpus must be whole numbers", path);
+        return -1;
+    }
+    p->link.links = (int)links;
+    p->link.max_gpus = (int)gpus;
+    return 0;
+}
+
 static const char *const PEAK_DTYPES[] = { "fp32", "fp16", "bf16", "int8" };   /* as in gpu_profile.peak */
 #define NPEAKS 4
 
@@ -130,6 +157,7 @@ int gpu_profile_load(gpu_profile *p, const char *name_or_path, char *err, int er
     if (cJSON_GetObjectItem(j, "lds_bytes_per_cu") &&
         get_num(j, "lds_bytes_per_cu", "lds_bytes_per_cu", 0, 1, 1 << 30, &lds, path, err, errlen))
         goto out;
+    if (load_link(j, p, path, err, errlen)) goto out;
     if (wave != 32 && wave != 64) { snprintf(err, errlen, "%s: key wavefront_size is %g; it must be 32 or 64", path, wave); goto out; }
     if (cu != (int)cu) { snprintf(err, errlen, "%s: key compute_units is %g; it must be a whole number", path, cu); goto out; }
     p->compute_units = (int)cu;

@@ -21,6 +21,18 @@ typedef struct {
     int lds_bytes_per_cu;    /* LDS / shared memory; 0 when not given */
     double host_link;        /* host <-> device, one direction, bytes/s */
     double launch_latency_s; /* one kernel launch, typical measured */
+    /* The links between GPUs of one server, for tensor and pipeline
+     * parallelism (layers/gpu/link.h); links == 0: the profile gives none. */
+    struct {
+        char name[128];      /* "NVLink 4 via NVSwitch (HGX H100 8-GPU)" */
+        char topology[16];   /* "switch": every link to switches, any peer at all of them;
+                                "mesh": one link to each peer; "host": through PCIe and the host */
+        int links;           /* per GPU */
+        double link_bw;      /* one link, one direction, bytes/s */
+        double latency_s;    /* one hop of a collective step, typical measured */
+        int max_gpus;        /* GPUs one server joins this way */
+        char source[512];    /* the datasheet the link figures come from */
+    } link;
 } gpu_profile;
 
 /* A profile name ("w7900") looked up in $HIPATH_HOME/layers/gpu/profiles,
