@@ -43,6 +43,8 @@ static const char USAGE[] =
     "  --analytic           shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE        analytic: the model's config.json (Hugging Face)\n"
     "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
+    "  --tp N               tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
+    "                       interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
     "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";
@@ -117,7 +119,8 @@ static int check_fits(const char *config, const char *dtype, int context) {
     /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
     bounds_options opt = { .compute_dtype = "fp32" };
     if (bounds_compute_with(&c, &rt_device_now()->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
-    if (b.capacity.fits) return 0;
+    int n = rt_device_now()->gpus;   /* TEMP until bounds --tp lands */
+    if (b.capacity.total_bytes <= n * b.capacity.device_bytes) return 0;
     return cli_fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
                 config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
                 b.capacity.workspace_bytes / 1e9, (b.capacity.weights_bytes + b.capacity.kv_bytes + b.capacity.workspace_bytes) / 1e9,
@@ -135,10 +138,10 @@ int cmd_run(int argc, char **argv) {
         { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
         { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "tokenizer", 1, 0, 'K' },
         { "reply", 1, 0, 'R' }, { "web", 0, 0, 'W' }, { "connect-timeout", 1, 0, 'c' }, { "first-byte-timeout", 1, 0, 'f' },
-        { "idle-timeout", 1, 0, 'i' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "idle-timeout", 1, 0, 'i' }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
     const char *config = NULL, *dtype = "fp16", *tokenizer = NULL, *reply = NULL;
-    long max_tokens = 64, seed = -1;
+    long max_tokens = 64, seed = -1, tp = 1;
     double temperature = 0, kv_cache_mb = 0;
     client_timeouts timeout = { CLIENT_CONNECT_S, CLIENT_FIRST_BYTE_S, CLIENT_IDLE_S };
     int c, ignore_eos = 0, analytic = 0, web_too = 0;
@@ -167,6 +170,7 @@ int cmd_run(int argc, char **argv) {
         case 'f': if (parse_float(optarg, 1e-3, 1e6, &timeout.first_byte_s)) return bad_seconds("first-byte", optarg); break;
         case 'i': if (parse_float(optarg, 1e-3, 1e6, &timeout.idle_s)) return bad_seconds("idle", optarg); break;
         case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'g': if (parse_int(optarg, 1, 64, &tp)) return cli_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

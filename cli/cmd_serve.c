@@ -44,6 +44,8 @@ static const char USAGE[] =
     "  --analytic               shapes only, every device time modeled: --config FILE on --device PROFILE\n"
     "  --config FILE            analytic: the model's config.json (Hugging Face)\n"
     "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
+    "  --tp N                   tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
+    "                           interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
     "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n";
 
@@ -57,13 +59,13 @@ int cmd_serve(int argc, char **argv) {
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
         { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
-        { "split-special-tokens", 0, 0, 'S' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "split-special-tokens", 0, 0, 'S' }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
     web_opts wo = { .cap_mb = 512 };
     char adev[200];
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
-    long v;
+    long v, tp = 1;
     int c;
     optind = 1;
     opterr = 0;
@@ -96,6 +98,7 @@ int cmd_serve(int argc, char **argv) {
         case 'N': db = NULL; break;
         case 'W': wo.root = optarg; break;
         case 'L': wo.labs_dir = optarg; break;
+        case 'g': if (parse_int(optarg, 1, 64, &tp)) return cli_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }

@@ -35,6 +35,8 @@ typedef struct {
                              dtype's peak, as vendor GEMMs on matrix cores do); else DT_F32 */
     int64_t step;         /* engine step, for the trace */
     uint64_t t0;          /* when layer 4 began the op (trace_now_ns()); 0: unread */
+    int split;            /* tensor parallelism: the work is split evenly over this many GPUs,
+                             each running a shard; 1: every GPU runs it whole */
 } kcost;
 
 typedef struct {

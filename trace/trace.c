@@ -47,7 +47,7 @@
 
 
 /* Flows waiting for a slice, each on its layer (0: any). */
-typedef struct { uint64_t id[TRACE_MAX_FLOWS]; int8_t layer[TRACE_MAX_FLOWS]; int n; } flow_queue;
+typedef struct { uint64_t id[TRACE_MAX_FLOWS]; int8_t layer[TRACE_MAX_FLOWS]; uint8_t track[TRACE_MAX_FLOWS]; int n; } flow_queue;
 
 typedef struct {
     trace_writer w;                      /* first: trace_mine.w points to it */
@@ -215,17 +215,19 @@ static void flow_waits(trace_thread *t, const trace_flow_record *f)
     flow_queue *q = &t->waiting[f->what];
     if (q->n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
     q->layer[q->n] = f->layer;
+    q->track[q->n] = f->track;
     q->id[q->n++] = f->id;
 }
 
-/* The waiting flows a slice on layer takes (into ids): those for any layer
- * and those for its own; the others keep waiting. */
-static int take_flows(flow_queue *q, int layer, uint64_t *ids)
+/* The waiting flows a slice on (layer, track) takes (into ids): those for
+ * any layer, those for its layer and any track, and those for its track;
+ * the others keep waiting. */
+static int take_flows(flow_queue *q, int layer, int track, uint64_t *ids)
 {
     int took = 0, kept = 0;
     for (int i = 0; i < q->n; i++)
-        if (!q->layer[i] || q->layer[i] == layer) ids[took++] = q->id[i];
-        else { q->id[kept] = q->id[i]; q->layer[kept++] = q->layer[i]; }
+        if (!q->layer[i] || (q->layer[i] == layer && (!q->track[i] || q->track[i] == track + 1))) ids[took++] = q->id[i];
+        else { q->id[kept] = q->id[i]; q->layer[kept] = q->layer[i]; q->track[kept++] = q->track[i]; }
     q->n = kept;
     return took;
 }
@@ -242,8 +244,8 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
         return;
     }
     if ((e.kind == EV_BEGIN || e.kind == EV_SLICE || e.kind == EV_INSTANT) && (t->waiting[FLOW_OUT].n | t->waiting[FLOW_IN].n)) {
-        e.nout = take_flows(&t->waiting[FLOW_OUT], e.w.layer, out);
-        e.nin = take_flows(&t->waiting[FLOW_IN], e.w.layer, in);
+        e.nout = take_flows(&t->waiting[FLOW_OUT], e.w.layer, e.w.track, out);
+        e.nin = take_flows(&t->waiting[FLOW_IN], e.w.layer, e.w.track, in);
         e.out = out;
         e.in = in;
     }
@@ -453,7 +455,7 @@ static void stop_flusher(void)
 
 /* ---- recording (no lock, no malloc once the thread is enrolled) ---- */
 
-static void flow_record(trace_thread *t, int what, uint64_t id, int layer);
+static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int track);
 
 /* A thread that exits leaves its ring (and any events not yet flushed) to
  * the next thread that enrolls, so short-lived threads do not pile up. */
@@ -501,7 +503,7 @@ static trace_thread *enroll(void)
     pthread_mutex_unlock(&T.enroll_lock);
     /* the flows the ring's last thread left waiting are not this one's;
      * written by the adopter, the ring's only writer now */
-    if (adopted) flow_record(t, FLOW_FORGET, 0, 0);
+    if (adopted) flow_record(t, FLOW_FORGET, 0, 0, 0);
     return t;
 }
 
@@ -670,21 +672,22 @@ uint64_t trace_flow_next(void)
 
 /* A flow goes into the ring like an event; the drainer gives it to the
  * slice that takes it (flow_waits). */
-static void flow_record(trace_thread *t, int what, uint64_t id, int layer)
+static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int track)
 {
     trace_flow_record *f = (trace_flow_record *)reserve(t, sizeof *f);
-    *f = (trace_flow_record){ .size = sizeof *f, .kind = EV_FLOW, .what = what, .layer = layer, .id = id };
+    *f = (trace_flow_record){ .size = sizeof *f, .kind = EV_FLOW, .what = what, .layer = layer, .track = track, .id = id };
     publish(t, sizeof *f, 0);
 }
-static void flow_add(int what, uint64_t id, int layer)
+static void flow_add(int what, uint64_t id, int layer, int track)
 {
     trace_thread *t = trace_enabled() ? self() : NULL;
-    if (t) flow_record(t, what, id, layer);
+    if (t) flow_record(t, what, id, layer, track);
 }
-void trace_flow_out(uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, 0); }
-void trace_flow_in(uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, 0); }
-void trace_flow_out_at(int layer, uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, layer); }
-void trace_flow_in_at(int layer, uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, layer); }
+void trace_flow_out(uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, 0, 0); }
+void trace_flow_in(uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, 0, 0); }
+void trace_flow_out_at(int layer, uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, layer, 0); }
+void trace_flow_in_at(int layer, uint64_t flow_id)  { flow_add(FLOW_IN, flow_id, layer, 0); }
+void trace_flow_in_track(int layer, int track, uint64_t flow_id) { flow_add(FLOW_IN, flow_id, layer, track + 1); }
 
 /* Goes through the ring like an event: no lock, and it reaches the sinks
  * before anything this thread records on that track afterwards. */

@@ -179,6 +179,8 @@ void     trace_flow_out(uint64_t flow_id);
 void     trace_flow_in(uint64_t flow_id);
 void     trace_flow_out_at(int layer, uint64_t flow_id);
 void     trace_flow_in_at(int layer, uint64_t flow_id);
+/* ... on the next one it records on that layer's child track (a GPU's stream). */
+void     trace_flow_in_track(int layer, int track, uint64_t flow_id);
 /* A request's path, hop by hop: the id of the arrow from one hop to the
  * next is derived from the request's id, so layers on different threads
  * agree on it without passing it along (trace_flow_next() never reaches

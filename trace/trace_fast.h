@@ -52,7 +52,7 @@ typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SER
  * any when 0): the drainer hands it to that slice, so a record never waits
  * for flows, nor carries them. */
 enum { FLOW_OUT, FLOW_IN, FLOW_FORGET };   /* forget: the ring has a new thread; drop those waiting */
-typedef struct { uint32_t size; uint8_t kind, what; int8_t layer; uint64_t id; } trace_flow_record;
+typedef struct { uint32_t size; uint8_t kind, what; int8_t layer; uint8_t track; uint64_t id; } trace_flow_record;   /* track: k+1 for child track k, 0 any */
 /* An arg in the ring: its type is in the record's types, so that an arg is
  * two stores, not three. */
 typedef struct { const char *key; union { int64_t i; double d; const char *s; }; } trace_ring_arg;

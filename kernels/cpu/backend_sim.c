@@ -17,19 +17,23 @@
 static int wave(void) { return sim_profile()->wavefront_size; }
 static int twin(void) { return rt_device_now()->driver->has_data; }
 
-/* Launch `kernel` with shape d; returns when emulation starts. */
+/* Launch `kernel` with shape d; returns when emulation starts. Split over
+ * GPUs, each GPU launches 1/split of the grid, FLOPs and bytes. */
 static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     sim_kernel k;
     char err[256];
     const gpu_profile *g = sim_profile();
-    if (sim_model(g, d.grid, d.block, c->flops, c->bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
+    int n = c->split > 1 ? c->split : 1;
+    double flops = c->flops / n, bytes = c->bytes / n;
+    d.grid = (d.grid + n - 1) / n;
+    if (sim_model(g, d.grid, d.block, flops, bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
     }
     uint64_t t = rt_launch_begin(kernel, c->t0);   /* it launches as the op begins */
     uint64_t end = launch_record(c, kernel, d, k.wavefronts, t);
-    sim_launch(kernel, c->name, c->step, &k, c->flops, c->bytes, t);   /* queued at the launch call */
-    rt_kernel_done(c->name, k.total_s, c->flops, c->bytes);
+    sim_launch(kernel, c->name, c->step, &k, flops, bytes, t);   /* queued at the launch call */
+    rt_kernel_done(c->name, k.total_s, flops, bytes);
     return end;
 }
 /* The clock goes back to t, the launch's end: the twin's time is not the GPU's. */

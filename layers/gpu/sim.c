@@ -1,5 +1,6 @@
 /* sim.c -- layer 1, simulated: the wave model and the modeled timeline. */
 #include "layers/gpu/sim.h"
+#include "layers/gpu/link.h"
 #include "trace/trace.h"
 #include <stdio.h>
 
@@ -25,17 +26,31 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
     return 0;
 }
 
-static struct { gpu_profile p; int on, named; uint64_t free_ns; } D;
+static struct { gpu_profile p; int on, gpus, named; uint64_t free_ns; } D;
 
-void sim_open(const gpu_profile *p) { D.p = *p; D.on = 1; D.named = 0; D.free_ns = 0; }
+void sim_open(const gpu_profile *p, int gpus) { D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = 0; }
 const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
+int sim_gpus(void) { return D.on ? D.gpus : 1; }
 
-/* The stream's track: modeled, layer 1's child track 1, named on first use. */
-static trace_where stream0(int64_t step) {
-    if (!D.named) { trace_track_name(L_GPU, 1, "stream 0"); D.named = 1; }
+/* Names are kept by pointer (trace.h): a table made once. One GPU keeps
+ * the plain names. */
+#define MAX_NAMED 64
+static char STREAM[MAX_NAMED][24], CU_BUSY[MAX_NAMED][24];
+static const char *cu_busy(int g) { return D.gpus == 1 ? "cu_busy" : CU_BUSY[g]; }
+
+/* GPU g's stream track: modeled, layer 1's child track, named on first use. */
+static trace_where stream(int g, int64_t step) {
+    if (!D.named) {
+        for (int i = 0; i < D.gpus && i < MAX_NAMED; i++) {
+            snprintf(STREAM[i], sizeof STREAM[i], D.gpus == 1 ? "stream 0" : "GPU %d stream 0", i);
+            snprintf(CU_BUSY[i], sizeof CU_BUSY[i], "GPU %d cu_busy", i);
+            trace_track_name(L_GPU, SIM_STREAM_TRACK(i), STREAM[i]);
+        }
+        D.named = 1;
+    }
     trace_where w = trace_at(L_GPU, DIR_DOWN, NO_REQ, step);
     w.clock = TRACE_MODELED;
-    w.track = 1;
+    w.track = SIM_STREAM_TRACK(g);
     return w;
 }
 
@@ -44,19 +59,21 @@ static uint64_t start(uint64_t now) { return now > D.free_ns ? now : D.free_ns; 
 
 uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,
                     uint64_t now) {
-    trace_where w = stream0(step);
     uint64_t t0 = start(now), dur = ns(k->total_s);
-    trace_slice(w, kernel, t0, dur,
-                TRACE_ARGS(TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts),
-                           TA_INT("waves", k->waves), TA_DBL("flops", flops), TA_DBL("bytes", bytes),
-                           TA_DBL("wave_s", k->wave_s)));
     /* CU occupancy: every CU busy for all but the last wave */
     uint64_t wave = ns(k->wave_s), lat = ns(D.p.launch_latency_s);
     int full = k->waves > 1;
     uint64_t ts[3] = { t0 + lat, t0 + lat + (uint64_t)(k->waves - 1) * wave, t0 + dur };
     double cus[3] = { full ? D.p.compute_units : k->cus_last, k->cus_last, 0 };
     if (!full) { ts[1] = ts[2]; cus[1] = 0; }
-    trace_counter_series(w, "cu_busy", 2 + full, ts, cus);
+    for (int g = 0; g < D.gpus; g++) {
+        trace_where w = stream(g, step);
+        trace_slice(w, kernel, t0, dur,
+                    TRACE_ARGS(TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts),
+                               TA_INT("waves", k->waves), TA_DBL("flops", flops), TA_DBL("bytes", bytes),
+                               TA_DBL("wave_s", k->wave_s)));
+        trace_counter_series(w, cu_busy(g), 2 + full, ts, cus);
+    }
     return D.free_ns = t0 + dur;
 }
 
@@ -64,9 +81,40 @@ uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
     static const char *NAME[] = { [COPY_H2D] = "copy H2D", [COPY_D2H] = "copy D2H", [COPY_D2D] = "copy D2D" };
     double s = dir == COPY_D2D ? 2 * bytes / D.p.bandwidth : bytes / D.p.host_link;   /* D2D reads and writes */
     uint64_t t0 = start(trace_now_ns()), dur = ns(s + D.p.launch_latency_s);
-    trace_where w = stream0(step);
-    if (dir == COPY_D2H) w.dir = DIR_UP;    /* the logits going back up */
-    trace_slice(w, NAME[dir], t0, dur, TRACE_ARGS(TA_DBL("bytes", bytes), TA_LIT("direction", copy_dir_name(dir))));
+    for (int g = 0; g < (dir == COPY_D2H ? 1 : D.gpus); g++) {   /* each GPU its own host link */
+        trace_where w = stream(g, step);
+        if (dir == COPY_D2H) w.dir = DIR_UP;    /* the logits going back up */
+        trace_slice(w, NAME[dir], t0, dur, TRACE_ARGS(TA_DBL("bytes", bytes), TA_LIT("direction", copy_dir_name(dir))));
+    }
+    return D.free_ns = t0 + dur;
+}
+
+uint64_t sim_all_reduce(const char *call, double bytes, int64_t step) {
+    gpu_all_reduce a = gpu_all_reduce_time(&D.p, D.gpus, bytes);
+    uint64_t t0 = start(trace_now_ns()), dur = ns(a.total_s);
+    for (int g = 0; g < D.gpus; g++)
+        trace_slice(stream(g, step), call, t0, dur,
+                    TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("gpus", D.gpus), TA_LIT("algorithm", "ring"),
+                               TA_DBL("ring_bytes_per_s", gpu_ring_bandwidth(&D.p, D.gpus)),
+                               TA_DBL("bandwidth_s", a.bandwidth_s), TA_DBL("latency_s", a.latency_s),
+                               TA_STR("link", D.p.link.name)));
+    return D.free_ns = t0 + dur;
+}
+
+/* GPU 0 receives (N-1) shares of `bytes` at the ring's rate (all its links
+ * on a switch, one per peer on a mesh, its PCIe link through the host),
+ * after one hop's latency. */
+uint64_t sim_gather(const char *call, double bytes, int64_t step) {
+    int n = D.gpus;
+    double s = n > 1 ? (n - 1) * bytes / gpu_ring_bandwidth(&D.p, n) + D.p.link.latency_s : 0;
+    uint64_t t0 = start(trace_now_ns()), dur = ns(s);
+    for (int g = n - 1; g >= 0; g--) {   /* GPU 0's slice last: it takes every arrow */
+        uint64_t f = g ? trace_flow_next() : 0;
+        if (g) trace_flow_out(f);
+        trace_slice(stream(g, step), call, t0, dur,
+                    TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("gpus", n), TA_INT("root", 0), TA_STR("link", D.p.link.name)));
+        if (g) trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(0), f);
+    }
     return D.free_ns = t0 + dur;
 }
 

@@ -38,17 +38,30 @@ typedef struct {
 int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes, double peak,
               sim_kernel *k, char *err, int errlen);
 
-/* The simulated device's timeline (one stream, in order). Times are on the
- * trace timeline; slices are TRACE_MODELED on the GPU layer's stream track. */
-void     sim_open(const gpu_profile *p);
+/* The simulated device's timeline: one stream per GPU, in order. Times are
+ * on the trace timeline; slices are TRACE_MODELED on each GPU's stream
+ * track (SIM_STREAM_TRACK(g)) under layer 1. With gpus > 1 (tensor
+ * parallelism) the GPUs run the same shard of every kernel in lockstep, so
+ * one timeline stands for all of them and each GPU's track gets its slices. */
+#define SIM_STREAM_TRACK(g) (1 + (g))
+void     sim_open(const gpu_profile *p, int gpus);
 const gpu_profile *sim_profile(void);    /* NULL when no device is simulated */
-/* Queue kernel (for op), launched at now, at max(now, stream free); returns
- * its modeled end. */
+int      sim_gpus(void);
+/* Queue kernel (for op), launched at now, at max(now, stream free), on
+ * every GPU; k is one GPU's shape. Returns its modeled end. */
 uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,
                     uint64_t now);
 /* Queue a copy of n bytes: over the host link (H2D, D2H) or the device
- * memory (D2D: read and write). Returns its modeled end. */
+ * memory (D2D: read and write). H2D and D2D happen on every GPU (each
+ * holds the step's inputs), D2H from GPU 0 (which holds the logits).
+ * Returns its modeled end. */
 uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step);
+/* Collectives over the interconnect (link.h), queued on every GPU's stream:
+ * the ring all-reduce of `bytes`, and the gather of each GPU's `bytes` to
+ * GPU 0 (arrows from every GPU's slice into GPU 0's: the join). `call` is
+ * the library call's name. Return their modeled end. */
+uint64_t sim_all_reduce(const char *call, double bytes, int64_t step);
+uint64_t sim_gather(const char *call, double bytes, int64_t step);
 /* The host waits for the stream: the timeline jumps to its end. */
 void     sim_wait(void);
 

@@ -9,15 +9,17 @@
 #include "trace/trace.h"
 
 static _Thread_local int64_t where_req = -1, where_step = -1;
+static _Thread_local int split = 1;
 
 void ops_set_where(int64_t req, int64_t step) { where_req = req; where_step = step; }
+void ops_set_split(int n) { split = n > 1 ? n : 1; }
 
 /* The op's cost, which goes down to the kernel, and its start. The clock
  * is read only when something uses it: the trace, or a launch (on a
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
     int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0 };
+    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0, split };
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the
@@ -104,4 +106,19 @@ void op_silu_mul(float *g, const float *u, int T, int n) {
 void op_add(const char *name, float *x, const float *y, int T, int n) {
     kcost c = begin(name, (double)T * n, 12.0 * T * n);
     end_tokens(&c, backend_now()->add(&c, x, y, T * n), T);
+}
+
+/* The collectives: layer 2 queues them on the GPUs' streams. x is already
+ * whole (a modeled device computes every kernel whole), so nothing moves
+ * here: the op is its bytes and the library call. */
+void op_all_reduce(const char *name, int T, int n) {
+    kcost c = begin(name, 0, 4.0 * T * n);   /* the activations are f32 */
+    rt_all_reduce(c.bytes, c.step);
+    end_tokens(&c, 0, T);
+}
+
+void op_gather(const char *name, int rows, int n) {
+    kcost c = begin(name, 0, 4.0 * rows * n / rt_device_now()->gpus);   /* each GPU's share of the rows */
+    rt_gather(c.bytes, c.step);
+    end_tokens(&c, 0, rows);
 }

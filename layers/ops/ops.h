@@ -13,6 +13,10 @@
 
 /* Which request and step the following ops belong to (for the trace). */
 void ops_set_where(int64_t req, int64_t step);
+/* Tensor parallelism: the following ops' work is split evenly over n GPUs,
+ * each running a shard (1: every GPU runs them whole). Layer 5's plan says
+ * which ops split (forward.c). */
+void ops_set_split(int n);
 
 /* The backend's own copies of the weights: made once when a model is bound,
  * freed with it (see backend.h's prepare_weight). 1: copied, W's bytes are
@@ -31,5 +35,10 @@ void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch 
                   int n_heads, int n_kv_heads, int head_dim);
 void op_silu_mul(float *g, const float *u, int T, int n);
 void op_add(const char *name, float *x, const float *y, int T, int n);
+/* Tensor parallelism's collectives over the device's GPUs (runtime.h): the
+ * all-reduce of T rows of n f32 partial sums, and the gather to GPU 0 of
+ * `rows` rows of n values split over the GPUs (the logits). */
+void op_all_reduce(const char *name, int T, int n);
+void op_gather(const char *name, int rows, int n);
 
 #endif

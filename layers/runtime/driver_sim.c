@@ -7,6 +7,7 @@
  * a synchronous copy waits for the stream (rule 4).
  */
 #include "layers/runtime/runtime.h"
+#include "layers/gpu/link.h"
 #include "layers/gpu/sim.h"
 #include "trace/trace.h"
 #include <stdatomic.h>
@@ -17,8 +18,10 @@
  * give peak_flops.fp32, whatever else it leaves out. */
 static int sim_open_profile(const char *profile, rt_device *d, char *err, int errlen) {
     double fp32;
-    if (gpu_profile_load(&d->prof, profile, err, errlen) || gpu_profile_peak(&d->prof, "fp32", &fp32, err, errlen)) return -1;
-    sim_open(&d->prof);
+    if (gpu_profile_load(&d->prof, profile, err, errlen) || gpu_profile_peak(&d->prof, "fp32", &fp32, err, errlen) ||
+        gpu_link_check(&d->prof, d->gpus, err, errlen))
+        return -1;
+    sim_open(&d->prof, d->gpus);
     return 0;
 }
 
@@ -39,12 +42,14 @@ static void copy_modeled(void *dst, const void *src, size_t n, enum copy_dir dir
     sim_wait();
 }
 static void sim_load_code(const void *k) { (void)k; }
+static void all_reduce(double bytes, int64_t step) { sim_all_reduce("allReduce", bytes, step); }
+static void gather(double bytes, int64_t step) { sim_gather("gather", bytes, step); }
 
 const rt_driver rt_sim = {
     .name = "sim", .clock_domain = "virtual", .modeled = 1, .has_data = 1,
     .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
     .open = sim_open_profile, .alloc = rt_host_alloc, .free = free, .copy = copy_modeled, .sync = sim_wait,
-    .load_code = sim_load_code,
+    .load_code = sim_load_code, .all_reduce = all_reduce, .gather = gather,
 };
 
 /* Analytic: an allocation is an address of its own that nothing reads (a
@@ -59,5 +64,5 @@ const rt_driver rt_analytic = {
     .name = "analytic", .clock_domain = "analytic", .modeled = 1, .has_data = 0,
     .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
     .open = sim_open_profile, .alloc = none_alloc, .free = none_free, .copy = copy_modeled, .sync = sim_wait,
-    .load_code = sim_load_code,
+    .load_code = sim_load_code, .all_reduce = all_reduce, .gather = gather,
 };

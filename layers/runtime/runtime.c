@@ -50,18 +50,22 @@ static struct {
     alloc_rec *a; int na, capa;
     map_rec *m; int nm, capm;
     kstat *k; int nk, capk;
-    int loaded, jit;
-} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host }, .drv = &rt_host };
+    int loaded, jit, gpus;
+} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1 }, .drv = &rt_host };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
 static const char *COUNTER[] = { "mem_weights_bytes", "mem_kv_bytes", "mem_activations_bytes", "mem_workspace_bytes" };
 const char *rt_purpose_name(int purpose) { return PURPOSE[purpose]; }
 
 void rt_jit(int on) { R.jit = on; }
+void rt_gpus(int n) { R.gpus = n; }
 
 int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_kernel_list *const *k, int n,
             char *err, int errlen) {
-    rt_device d = { .driver = drv };
+    rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1 };
+    if (d.gpus > 1 && !drv->all_reduce)
+        return snprintf(err, errlen, "--tp %d: device %s is one GPU here; tensor parallelism is modeled on sim:PROFILE and "
+                        "analytic:PROFILE", d.gpus, name), -1;
     if (drv->open(arg, &d, err, errlen)) return -1;
     snprintf(d.name, sizeof d.name, "%s", name);
     R.dev = d;
@@ -161,6 +165,19 @@ void rt_sync(int64_t step) {
     R.drv->sync();
     trace_end(w, NO_ARGS);
 }
+
+/* The collective as layer 2 calls it: one slice named for the library
+ * call, around the driver's queueing of it on the streams. */
+static void collective(const char *call, void (*run)(double, int64_t), double bytes, int64_t step) {
+    if (R.dev.gpus < 2) return;
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    int amd = !strncmp(R.dev.prof.arch, "CDNA", 4) || !strncmp(R.dev.prof.arch, "RDNA", 4);
+    trace_begin(w, call, TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("gpus", R.dev.gpus), TA_LIT("library", amd ? "RCCL" : "NCCL")));
+    run(bytes, step);
+    trace_end(w, NO_ARGS);
+}
+void rt_all_reduce(double bytes, int64_t step) { collective("ncclAllReduce", R.drv->all_reduce, bytes, step); }
+void rt_gather(double bytes, int64_t step) { collective("gather", R.drv->gather, bytes, step); }
 
 /* --jit: the compile (or the cache hit) as a slice of its own, before the
  * module load; a failure says why and keeps the built-in code objects. */

@@ -34,6 +34,7 @@ typedef struct {
     char name[160];            /* "cpu", "sim:w7900", "hip:0" */
     gpu_profile prof;          /* sim: the profile; hip: from the device's properties */
     const rt_driver *driver;
+    int gpus;                  /* --tp: GPUs joined by the profile's interconnect (1: one device) */
 } rt_device;
 
 /* What the JIT did, for the trace: compiled, or found in the cache. */
@@ -67,6 +68,11 @@ struct rt_driver {
     void  (*copy)(void *dst, const void *src, size_t bytes, enum copy_dir dir, int async, int64_t step);
     void  (*sync)(void);                                   /* the host waits for the stream */
     void  (*load_code)(const void *kernel);                /* the kernels' code object, before the first launch */
+    /* Collectives over the GPUs (gpus > 1; NULL where a driver has one GPU):
+     * the all-reduce of `bytes` (a sum, in place) and the gather of every
+     * GPU's `bytes` to GPU 0, queued on the streams. */
+    void  (*all_reduce)(double bytes, int64_t step);
+    void  (*gather)(double bytes, int64_t step);
     /* --jit: compile (or find cached) the kernels layer 3 listed; NULL: none to compile. */
     int   (*jit)(const rt_kernel_list *const *k, int n, rt_jit_info *j, char *err, int errlen);
 };
@@ -78,6 +84,10 @@ int  rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_k
              char *err, int errlen);
 void rt_close(void);                   /* free the device; write kernel stats */
 void rt_jit(int on);                   /* --jit: compile the kernels at run time (hip only) */
+/* --tp N, before opening: the device is N GPUs of its profile joined by its
+ * interconnect (layers/gpu/link.h), each running 1/N of every split kernel.
+ * Modeled devices only (sim, analytic): rt_open refuses it elsewhere. */
+void rt_gpus(int n);
 const rt_device *rt_device_now(void);
 
 void  *rt_alloc(size_t bytes, int purpose, const char *what);   /* NULL when out of memory */
@@ -96,6 +106,16 @@ const void *rt_dev(const void *host);
 void rt_copy(void *dst, const void *src, size_t bytes, enum copy_dir dir, int64_t step);
 void rt_copy_async(void *dst, const void *src, size_t bytes, enum copy_dir dir, int64_t step);
 void rt_sync(int64_t step);
+
+/* Tensor parallelism's collectives, as vLLM calls them through NCCL/RCCL
+ * (RCCL keeps NCCL's API names): the sum of x's `bytes` over the GPUs, in
+ * place (ncclAllReduce: every GPU then holds it), and the gather of each
+ * GPU's `bytes` to GPU 0 (the vocab-split logits; torch.distributed.gather,
+ * NCCL send/recv). Queued on the streams: the host does not wait. Nothing
+ * with one GPU. The data is already whole: a modeled device computes every
+ * kernel whole and models one GPU's shard. */
+void rt_all_reduce(double bytes, int64_t step);
+void rt_gather(double bytes, int64_t step);
 
 /* Before a kernel launch (layer 3): loads the code object on the first one
  * (layer 2's part; code: what the driver loads it from) and returns the

@@ -439,7 +439,7 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
     double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim);
-    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
+    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes * d->gpus, mb = o->kv_cache_mb;   /* --tp: KV split by heads */
     if (mb <= 0 && !(budget > 0)) mb = 64;
     if (mb > 0) {
         *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
@@ -459,12 +459,12 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
     if (d->driver->has_data && d->driver->modeled && kv > 268435456.0) { kv = 268435456.0; cap = ", capped at 256 MiB of host memory (sim computes on this host)"; }
     if (len < 2 || kv < KV_BLOCK_SIZE * per_token)
         return snprintf(err, errlen, "%s: the weights (%.2f GB) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
-                        d->name, weights / 1e9, workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
+                        d->name, weights / 1e9, workspace / 1e9, 100 * KV_MEMORY_SHARE, d->gpus * d->prof.memory_bytes / 1e9), -1;
     *kv_tokens = (int)fmin(kv / per_token, INT_MAX / 2);
     s->max_model_len = (int)len;
     fprintf(stderr, "hipath: KV cache %.3g GB = %d tokens: %.0f%% of %s's %.4g GB, less weights %.3g GB and workspace %.3g GB%s; "
                     "context %d tokens (set with --kv-cache-mb, --max-model-len)\n", kv / 1e9, *kv_tokens, 100 * KV_MEMORY_SHARE,
-            d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
+            d->name, d->gpus * d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
     return 0;
 }
 

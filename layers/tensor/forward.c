@@ -4,9 +4,18 @@
  *   x += Wo . attention(rope(Wq . norm(x)), rope(Wk . norm(x)), Wv . norm(x))
  *   x += Wdown . (silu(Wgate . norm(x)) * Wup . norm(x))
  * then logits = Wlm . norm(x) for each sequence's last token.
+ *
+ * Over tp GPUs (tensor parallelism, as Megatron-LM and vLLM split a
+ * transformer): the embedding and the LM head by vocabulary rows, q k v
+ * gate up by output columns, attention by heads, o and down by input
+ * rows, so that each GPU holds 1/tp of every matrix and of the KV cache.
+ * Wo and Wdown then leave partial sums: an all-reduce makes x whole on
+ * every GPU before the residual add; the embedding's rows too. The norms
+ * and adds run whole on every GPU. The logits are gathered to GPU 0.
  */
 #include "layers/tensor/forward.h"
 #include "kernels/backend.h"
+#include "layers/gpu/sim.h"
 #include "layers/ops/ops.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
@@ -73,7 +82,13 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int dim = c->dim, hd = c->head_dim;
     int adjacent = c->rope == ROPE_ADJACENT;
 
+    int tp = rt_device_now()->gpus;
     trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
+    for (int g = 0; tp > 1 && g < tp; g++) {   /* the step fans out: an arrow to each GPU's first work */
+        uint64_t f = trace_flow_next();
+        trace_flow_out(f);
+        trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(g), f);
+    }
     /* an arrow on to the first thing it does: copy the ids (layer 2) */
     trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
                                                  TA_LIT("x_dtype", "f32"), TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt))));
@@ -95,13 +110,17 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     for (int i = 0; i < n_seqs; i++)   /* a first token's way up starts at the device's first kernel (cpu: the op) */
         if (seqs[i].first && seqs[i].logits)
             trace_flow_out_at(backend_now()->launches ? L_GPU : L_OPS, trace_request_flow(seqs[i].req, HOP_COMPUTED));
+    ops_set_split(tp);
     op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
+    ops_set_split(1);
+    if (tp > 1) op_all_reduce("embed_all_reduce", T, dim);   /* each GPU found the ids of its rows */
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
+        ops_set_split(tp);   /* each GPU: its heads */
         op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
         op_matmul("k_proj", s->k, s->xb, L->wk, L->bk, T);
         op_matmul("v_proj", s->v, s->xb, L->wv, L->bv, T);
@@ -114,13 +133,18 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_kv_append(kv, &s->batch, l, s->k, s->v);
         op_attention(s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
         op_matmul("o_proj", s->xb, s->att, L->wo, NULL, T);
+        ops_set_split(1);
+        if (tp > 1) op_all_reduce("attn_all_reduce", T, dim);   /* Wo's partial sums */
         op_add("residual", s->x, s->xb, T, dim);
 
         op_rmsnorm("ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
+        ops_set_split(tp);   /* each GPU: its columns of the FFN */
         op_matmul("gate_proj", s->gate, s->xb, L->w_gate, NULL, T);
         op_matmul("up_proj", s->up, s->xb, L->w_up, NULL, T);
         op_silu_mul(s->gate, s->up, T, c->hidden_dim);
         op_matmul("down_proj", s->xb, s->gate, L->w_down, NULL, T);
+        ops_set_split(1);
+        if (tp > 1) op_all_reduce("mlp_all_reduce", T, dim);   /* Wdown's partial sums */
         op_add("residual", s->x, s->xb, T, dim);
 
         trace_end(w, NO_ARGS);
@@ -133,7 +157,10 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             if (seqs[i].logits)
                 rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), COPY_D2D, step);
         op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
+        ops_set_split(tp);
         op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
+        ops_set_split(1);
+        if (tp > 1) op_gather("logits_gather", n_logits, c->vocab_size);   /* the join: GPU 0 samples */
         /* Back up to the host: the copy waits for every kernel queued before it. */
         for (int i = 0, r = 0; i < n_seqs; i++) {
             if (!seqs[i].logits) continue;
