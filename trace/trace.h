@@ -129,7 +129,9 @@ uint64_t trace_clock_modeled(void);           /* modeled ns in this thread's his
 int      trace_stamp_write(char *buf, int cap);
 int      trace_stamp_read(const char *s, trace_stamp *out);
 
-/* Name a child track of a layer (e.g. "stream 0"). */
+/* Name a child track of a layer (e.g. "stream 0"). In the Perfetto trace a
+ * '/' puts it under a group track of the part before it: "GPU 1/stream 0"
+ * and "GPU 1/cu_busy" (a counter's name) are GPU 1's lane group. */
 void trace_track_name(int layer, int track, const char *name);
 /* Name this thread for what it is ("HTTP connection 3", "client 2"): in
  * the Perfetto trace its events go on a child track of that name under

@@ -229,6 +229,23 @@ tpf *tpf_open(const char *path, char *err, int errlen)
     return pf;
 }
 
+/* "GPU 1/stream 0": a '/' in a child track's name puts it under a group
+ * track named for the part before it (a lane group per GPU), and the track
+ * keeps the part after. A group ranks as the first track that named it. */
+static uint64_t group_of(tpf *pf, int layer, char *name, int rank)
+{
+    char *slash = strchr(name, '/');
+    if (!slash) return layer_uuid(layer);
+    *slash = 0;
+    track *g = find(pf, mix(layer_uuid(layer), fnv1a(name)));
+    if (g && !g->emitted) {
+        snprintf(g->name, NAME_LEN, "%s", name);
+        describe(pf, g, layer_uuid(layer), rank, 0);
+    }
+    memmove(name, slash + 1, strlen(slash + 1) + 1);
+    return g ? g->uuid : layer_uuid(layer);
+}
+
 /* The track of (layer, track) this thread's slices go to. */
 static uint64_t slice_track(tpf *pf, const trace_event *e)
 {
@@ -237,7 +254,7 @@ static uint64_t slice_track(tpf *pf, const trace_event *e)
     if (!t) return layer_uuid(layer);
     if (!t->emitted) {
         if (!t->name[0]) snprintf(t->name, NAME_LEN, "%s %d", trace_layer_name(layer), e->w.track);
-        describe(pf, t, layer_uuid(layer), e->w.track, 0);
+        describe(pf, t, group_of(pf, layer, t->name, e->w.track), e->w.track, 0);
     }
     if (layer == L_GPU && e->w.track) return t->uuid;   /* a stream: the device's timeline */
     const char *named = pf->threads[e->thread].name;
@@ -262,7 +279,7 @@ static uint64_t counter_track(tpf *pf, const trace_event *e)
     if (!t) return 0;
     if (!t->emitted) {
         snprintf(t->name, NAME_LEN, "%s", e->name);
-        describe(pf, t, layer_uuid(e->w.layer), 2000000, 1);
+        describe(pf, t, group_of(pf, e->w.layer, t->name, e->w.track), 2000000, 1);
     }
     return t->uuid;
 }

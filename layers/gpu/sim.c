@@ -33,7 +33,7 @@ const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
 int sim_gpus(void) { return D.on ? D.gpus : 1; }
 
 /* Names are kept by pointer (trace.h): a table made once. One GPU keeps
- * the plain names. */
+ * the plain names; more are each a lane group ("GPU 1/stream 0"). */
 #define MAX_NAMED 64
 static char STREAM[MAX_NAMED][24], CU_BUSY[MAX_NAMED][24];
 static const char *cu_busy(int g) { return D.gpus == 1 ? "cu_busy" : CU_BUSY[g]; }
@@ -42,8 +42,8 @@ static const char *cu_busy(int g) { return D.gpus == 1 ? "cu_busy" : CU_BUSY[g];
 static trace_where stream(int g, int64_t step) {
     if (!D.named) {
         for (int i = 0; i < D.gpus && i < MAX_NAMED; i++) {
-            snprintf(STREAM[i], sizeof STREAM[i], D.gpus == 1 ? "stream 0" : "GPU %d stream 0", i);
-            snprintf(CU_BUSY[i], sizeof CU_BUSY[i], "GPU %d cu_busy", i);
+            snprintf(STREAM[i], sizeof STREAM[i], D.gpus == 1 ? "stream 0" : "GPU %d/stream 0", i);
+            snprintf(CU_BUSY[i], sizeof CU_BUSY[i], "GPU %d/cu_busy", i);
             trace_track_name(L_GPU, SIM_STREAM_TRACK(i), STREAM[i]);
         }
         D.named = 1;
