@@ -64,7 +64,7 @@ int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_ke
             char *err, int errlen) {
     rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1 };
     if (d.gpus > 1 && !drv->all_reduce)
-        return snprintf(err, errlen, "--tp %d: device %s is one GPU here; tensor parallelism is modeled on sim:PROFILE and "
+        return snprintf(err, errlen, "--tp %d: device %s is not a modeled GPU; tensor parallelism is modeled on sim:PROFILE and "
                         "analytic:PROFILE", d.gpus, name), -1;
     if (drv->open(arg, &d, err, errlen)) return -1;
     snprintf(d.name, sizeof d.name, "%s", name);

@@ -433,13 +433,17 @@ static int force_reply(server *s, const char *reply, char *err, int errlen) {
  * --gpu-memory-utilization 0.9 does; the context is the longest whose
  * prompt's activations and KV fit together (capped by the model's); a
  * simulated device with data computes on this host, so its pool is capped
- * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed. */
+ * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
+ * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
+ * every token (a KV head is kept whole: past N = KV heads they repeat, as
+ * vLLM does), and the whole workspace. */
 #define KV_MEMORY_SHARE 0.9
 static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_tokens, char *err, int errlen) {
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
-    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim);
-    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes * d->gpus, mb = o->kv_cache_mb;   /* --tp: KV split by heads */
+    int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
+    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim), per_token_gpu = per_token / kv_split;
+    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
     if (mb <= 0 && !(budget > 0)) mb = 64;
     if (mb > 0) {
         *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
@@ -450,21 +454,30 @@ static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_token
                 per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
         return 0;
     }
-    double weights = (double)weights_bytes(&s->m.files);
+    double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
     double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
     double room = budget - weights - ws_fixed - ws_token * max_batch;
-    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token + ws_token)));
+    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + ws_token)));
     double workspace = ws_fixed + ws_token * (double)(len + max_batch), kv = budget - weights - workspace;
     const char *cap = "";
-    if (d->driver->has_data && d->driver->modeled && kv > 268435456.0) { kv = 268435456.0; cap = ", capped at 256 MiB of host memory (sim computes on this host)"; }
-    if (len < 2 || kv < KV_BLOCK_SIZE * per_token)
-        return snprintf(err, errlen, "%s: the weights (%.2f GB) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
-                        d->name, weights / 1e9, workspace / 1e9, 100 * KV_MEMORY_SHARE, d->gpus * d->prof.memory_bytes / 1e9), -1;
-    *kv_tokens = (int)fmin(kv / per_token, INT_MAX / 2);
+    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
+        kv = 268435456.0 / kv_split;
+        cap = ", capped at 256 MiB of host memory (sim computes on this host)";
+    }
+    if (len < 2 || kv < KV_BLOCK_SIZE * per_token_gpu)
+        return snprintf(err, errlen, "%s: the weights (%.2f GB%s) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
+                        d->name, weights / 1e9, n > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
+    *kv_tokens = (int)fmin(kv / per_token_gpu, INT_MAX / 2);
     s->max_model_len = (int)len;
-    fprintf(stderr, "hipath: KV cache %.3g GB = %d tokens: %.0f%% of %s's %.4g GB, less weights %.3g GB and workspace %.3g GB%s; "
-                    "context %d tokens (set with --kv-cache-mb, --max-model-len)\n", kv / 1e9, *kv_tokens, 100 * KV_MEMORY_SHARE,
-            d->name, d->gpus * d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
+    if (n > 1)
+        fprintf(stderr, "hipath: KV cache %d tokens over %d GPUs: on each, %.3g GB: %.0f%% of %s's %.4g GB, less its weights %.3g GB "
+                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n,
+                kv / 1e9, 100 * KV_MEMORY_SHARE, d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap,
+                s->max_model_len);
+    else
+        fprintf(stderr, "hipath: KV cache %.3g GB = %d tokens: %.0f%% of %s's %.4g GB, less weights %.3g GB and workspace %.3g GB%s; "
+                        "context %d tokens (set with --kv-cache-mb, --max-model-len)\n", kv / 1e9, *kv_tokens, 100 * KV_MEMORY_SHARE,
+                d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
     return 0;
 }
 
@@ -522,6 +535,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
+    if (forward_split_check(c, rt_device_now()->gpus, err, errlen)) goto fail_model;
     const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
     if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
     if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;

@@ -48,6 +48,16 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
     return sum;
 }
 
+int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
+    if (tp <= 1) return 0;
+    if (c->n_heads % tp)
+        return snprintf(err, errlen, "--tp %d: the model's %d attention heads do not split evenly over %d GPUs", tp, c->n_heads, tp), -1;
+    if (c->n_kv_heads % tp && tp % c->n_kv_heads)
+        return snprintf(err, errlen, "--tp %d: the model's %d KV heads neither split over %d GPUs nor repeat evenly on them", tp,
+                        c->n_kv_heads, tp), -1;
+    return 0;
+}
+
 int forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs) {
     memset(s, 0, sizeof *s);
     s->max_tokens = max_tokens; s->max_seqs = max_seqs;

@@ -38,6 +38,10 @@ typedef struct {
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);
 /* The device memory forward_state_init takes: affine in both. */
 size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs);
+/* Can forward() split this model over tp GPUs? Each GPU takes whole heads,
+ * and whole KV heads (or one, repeated, past tp = KV heads, as vLLM does).
+ * 0, or -1 with a one-line reason. */
+int forward_split_check(const model_config *c, int tp, char *err, int errlen);
 void forward_state_free(forward_state *s);
 
 /* Run one step. Returns 0, or -1 if the step is larger than the state. */
