@@ -3,6 +3,7 @@
  * into the prefill and decode lower bounds (bounds.h, docs/bounds.md).
  */
 #include "labs/bounds.h"
+#include "layers/gpu/link.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,60 +97,83 @@ static int check_input(const model_config *c, const bounds_input *in, const boun
     return 0;
 }
 
-int bounds_compute_with(const model_config *c, const gpu_profile *g, const bounds_input *in,
-                        const bounds_options *opt, bounds_result *r, char *err, int errlen) {
-    int wd = find_dtype(in->dtype, 1), G = opt->group_size;
-    if (check_input(c, in, opt, wd, err, errlen)) return -1;
-    memset(r, 0, sizeof *r);
-    double b_q = DTYPES[wd].bytes;   /* a quantized (or plain) weight, without its scale */
-    r->b_w = b_q + (G > 0 ? B_SCALE / G : 0);
-    r->b_other = G > 0 ? B_KEPT : b_q;
-    r->b_kv = DTYPES[find_dtype(in->kv_dtype, 0)].bytes;
-    r->compute_dtype = opt->compute_dtype ? opt->compute_dtype : DTYPES[wd].compute;
-    r->bandwidth = g->bandwidth;
+/* What one GPU holds and does: `layers` of the blocks, the embedding table
+ * if `first`, the final norm and LM head if `last` (a pipeline stage; all
+ * three for the whole model), each matrix split N ways as Megatron and
+ * vLLM split it (docs/bounds.md, "More than one GPU"). */
+typedef struct { int layers, first, last, N; } shard;
 
-    double d = c->dim, f = c->hidden_dim, V = c->vocab_size, nL = c->n_layers;
-    double q = (double)c->n_heads * c->head_dim, kv = (double)c->n_kv_heads * c->head_dim;
+/* The shard's operators, weights, KV and capacity into r (its b_* and
+ * compute dtype set); returns its parameter count. Times come after, in
+ * finish_all, once Pi is known. */
+static double fill(bounds_result *r, const model_config *c, const gpu_profile *g, const bounds_input *in,
+                   const bounds_options *opt, double b_q, shard s) {
+    int G = opt->group_size, N = s.N;
+    double d = c->dim, V = c->vocab_size, nL = s.layers;
+    /* q, k, v, gate, up split by columns (heads), o and down by rows; with
+     * fewer KV heads than GPUs each GPU keeps one, copied (vLLM's
+     * QKVParallelLinear). */
+    double q = (double)c->n_heads * c->head_dim / N, f = (double)c->hidden_dim / N;
+    double kv = (double)(c->n_kv_heads >= N ? c->n_kv_heads / N : 1) * c->head_dim;
     double B = in->batch, P = in->prompt_len, L = in->context;
     double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0);  /* per layer */
-    double table = V * d * (c->tied ? 1 : 2), rest = table + nL * small + d;   /* what is not in the blocks' matmuls */
-    double params = rest + nL * (d * q + 2 * d * kv + q * d + 3 * d * f);
-    if (params > MAX_PARAMS) {
-        snprintf(err, errlen, "the config has %.3g parameters, more than 2^53 = 9.0e15 (a count past exact, "
-                 "and thousands of times any real model): check its sizes", params);
-        return -1;
-    }
-    if (gpu_profile_peak(g, r->compute_dtype, &r->peak, err, errlen)) return -1;
-    r->params = (int64_t)params;
+    /* The embedding table and the LM head split by vocabulary; a tied one
+     * is one table, unless they sit on two stages. */
+    double table = V / N * d * (s.first + (s.last && !(c->tied && s.first)));
+    double rest = table + nL * small + (s.last ? d : 0);   /* what is not in the blocks' matmuls */
+    r->nops = 0;
+    memset(&r->prefill, 0, sizeof r->prefill);
+    memset(&r->decode, 0, sizeof r->decode);
     r->kv_bytes_per_token = 2 * nL * kv * r->b_kv;
 
-    /* Only the tokens' rows of the embedding table are read. */
+    /* Only the tokens' rows of the embedding table are read (a GPU's share
+     * of them, with the table split). */
     bounds_op *o = add_op(r, "embed", 1);
-    set(&o->phase[BOUNDS_PREFILL], 0, B * P * d * r->b_other, 0);
-    set(&o->phase[BOUNDS_DECODE], 0, B * d * r->b_other, 0);
+    set(&o->phase[BOUNDS_PREFILL], 0, s.first ? B * P * d * r->b_other / N : 0, 0);
+    set(&o->phase[BOUNDS_DECODE], 0, s.first ? B * d * r->b_other / N : 0, 0);
     /* Norm weights and biases of every layer, and the final norm: read; their
      * elementwise FLOPs left out. */
-    o = add_op(r, "norms+bias", c->n_layers);
-    set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + d) * r->b_other, 0);
+    o = add_op(r, "norms+bias", s.layers);
+    set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + (s.last ? d : 0)) * r->b_other, 0);
     o->phase[BOUNDS_DECODE] = o->phase[BOUNDS_PREFILL];
     double m_q = matrix_bytes(d, q, b_q, G), m_kv = matrix_bytes(d, kv, b_q, G), m_o = matrix_bytes(q, d, b_q, G);
     double m_up = matrix_bytes(d, f, b_q, G), m_down = matrix_bytes(f, d, b_q, G);
-    linear(r, "q", c->n_layers, d, q, m_q, B * P, B);
-    linear(r, "k", c->n_layers, d, kv, m_kv, B * P, B);
-    linear(r, "v", c->n_layers, d, kv, m_kv, B * P, B);
+    linear(r, "q", s.layers, d, q, m_q, B * P, B);
+    linear(r, "k", s.layers, d, kv, m_kv, B * P, B);
+    linear(r, "v", s.layers, d, kv, m_kv, B * P, B);
     /* Causal: query i (1-based) attends to i positions, itself included, so
      * prefill sums 1..P = P(P+1)/2 and QK^T plus AV cost 2 x 2 h hd each.
      * Prefill writes the prompt's KV once; decode reads L positions. */
-    o = add_op(r, "attn", c->n_layers);
+    o = add_op(r, "attn", s.layers);
     set(&o->phase[BOUNDS_PREFILL], B * nL * 4 * q * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
     set(&o->phase[BOUNDS_DECODE], B * nL * 4 * q * L, 0, B * L * r->kv_bytes_per_token);
-    linear(r, "o", c->n_layers, q, d, m_o, B * P, B);
-    linear(r, "gate", c->n_layers, d, f, m_up, B * P, B);
-    linear(r, "up", c->n_layers, d, f, m_up, B * P, B);
-    linear(r, "down", c->n_layers, f, d, m_down, B * P, B);
-    linear(r, "lm_head", 1, d, V, matrix_bytes(d, V, r->b_other, 0), B, B);   /* prefill: the last position only */
+    linear(r, "o", s.layers, q, d, m_o, B * P, B);
+    linear(r, "gate", s.layers, d, f, m_up, B * P, B);
+    linear(r, "up", s.layers, d, f, m_up, B * P, B);
+    linear(r, "down", s.layers, f, d, m_down, B * P, B);
+    linear(r, "lm_head", s.last, d, V / N, matrix_bytes(d, V / N, r->b_other, 0), B, B);   /* prefill: the last position only */
     r->weights_bytes = nL * (m_q + 2 * m_kv + m_o + 2 * m_up + m_down) + rest * r->b_other;
 
+    /* Workspace: hipath's estimate is one layer's prefill activations (x,
+     * its norm, q k v, attention out, gate and up) in the compute dtype (16
+     * bits unless fp32), and fp32 logits per sequence, gathered whole on the
+     * last stage to be sampled; attention scores stay on chip
+     * (FlashAttention-style). Or a fixed reserve, as the chapter's. */
+    double act_b = strcmp(r->compute_dtype, "fp32") ? 2 : 4;
+    r->capacity.weights_bytes = r->weights_bytes;
+    r->capacity.kv_bytes = B * (P > L ? P : L) * r->kv_bytes_per_token;
+    r->capacity.workspace_bytes = opt->workspace_bytes > 0 ? opt->workspace_bytes
+                                : B * P * (2 * d + 2 * q + 2 * kv + 2 * f) * act_b + (s.last ? B * V * 4 : 0);
+    /* The profile stores "80 GB" of HBM as the 80 GiB it is; the chapter
+     * reads the datasheet's figure as 80e9 bytes. */
+    r->capacity.device_bytes = opt->decimal_gb ? g->memory_bytes / 1073741824.0 * 1e9 : g->memory_bytes;
+    r->capacity.total_bytes = r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes;
+    r->capacity.fits = r->capacity.total_bytes <= r->capacity.device_bytes;
+    return rest + nL * (d * q + 2 * d * kv + q * d + 3 * d * f);
+}
+
+/* Every operator's times, and the phases' sums. */
+static void finish_all(bounds_result *r) {
     for (int i = 0; i < r->nops; i++)
         for (int ph = BOUNDS_PREFILL; ph <= BOUNDS_DECODE; ph++) {
             bounds_phase *s = ph == BOUNDS_PREFILL ? &r->prefill : &r->decode, *p = &r->op[i].phase[ph];
@@ -160,22 +184,117 @@ int bounds_compute_with(const model_config *c, const gpu_profile *g, const bound
         }
     finish(&r->prefill, r->peak, r->bandwidth);
     finish(&r->decode, r->peak, r->bandwidth);
-    r->b_star = r->b_w * r->peak / (2 * r->bandwidth);
+}
 
-    /* Workspace: hipath's estimate is one layer's prefill activations (x,
-     * its norm, q k v, attention out, gate and up) in the compute dtype (16
-     * bits unless fp32), and fp32 logits per sequence; attention scores stay
-     * on chip (FlashAttention-style). Or a fixed reserve, as the chapter's. */
-    double act_b = strcmp(r->compute_dtype, "fp32") ? 2 : 4;
-    r->capacity.weights_bytes = r->weights_bytes;
-    r->capacity.kv_bytes = B * (P > L ? P : L) * r->kv_bytes_per_token;
-    r->capacity.workspace_bytes = opt->workspace_bytes > 0 ? opt->workspace_bytes
-                                : B * P * (2 * d + 2 * q + 2 * kv + 2 * f) * act_b + B * V * 4;
-    /* The profile stores "80 GB" of HBM as the 80 GiB it is; the chapter
-     * reads the datasheet's figure as 80e9 bytes. */
-    r->capacity.device_bytes = opt->decimal_gb ? g->memory_bytes / 1073741824.0 * 1e9 : g->memory_bytes;
-    r->capacity.total_bytes = r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes;
-    r->capacity.fits = r->capacity.total_bytes <= r->capacity.device_bytes;
+/* tp and pp against the model and the interconnect: 0, or -1 with the reason. */
+static int check_parallel(const model_config *c, const gpu_profile *g, int N, int M, char *err, int errlen) {
+    char why[384];
+    if (N < 1 || M < 1) return snprintf(err, errlen, "tp %d, pp %d: each must be at least 1", N, M), -1;
+    if (c->n_heads % N) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", N, c->n_heads), -1;
+    if (c->n_kv_heads % N && N % c->n_kv_heads)
+        return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
+                        N, c->n_kv_heads), -1;
+    if (c->hidden_dim % N) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", N, c->hidden_dim), -1;
+    if (M > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", M, c->n_layers), -1;
+    long n = (long)N * M;
+    if (gpu_link_check(g, n > BOUNDS_MAX_STAGES ? BOUNDS_MAX_STAGES + 1 : (int)n, why, sizeof why))
+        return snprintf(err, errlen, "tp %d x pp %d = %ld GPUs: %s%s", N, M, n, why,
+                        g->link.links > 0 ? "; pipeline stages across servers are not modeled" : ""), -1;
+    return 0;
+}
+
+/* One stage's part of a phase on its GPUs: its own bound, then its layers'
+ * all-reduces (2 a layer, after o and after down, each of `bytes`), which
+ * a decode step does not overlap with the next layer's matmuls. */
+static void add_stage(bounds_parallel_phase *p, const bounds_phase *s, int layers, const gpu_profile *g, int N, double bytes) {
+    gpu_all_reduce a = gpu_all_reduce_time(g, N, bytes);
+    int n = N > 1 ? 2 * layers : 0;
+    p->t_compute += s->t_compute;
+    p->t_memory += s->t_memory;
+    p->all_reduce.bytes = N > 1 ? bytes : 0;
+    p->all_reduce.per_step += n;
+    p->all_reduce.bandwidth_s += n * a.bandwidth_s;
+    p->all_reduce.latency_s += n * a.latency_s;
+    p->all_reduce.total_s += n * a.total_s;
+    p->t_step += s->t_lower + n * a.total_s;
+}
+
+/* The pp - 1 hand-offs of `bytes`, and the share of the step that is
+ * communication. */
+static void add_sends(bounds_parallel_phase *p, const gpu_profile *g, int M, double bytes) {
+    p->send_bytes = M > 1 ? bytes : 0;
+    p->send_s = M > 1 ? (M - 1) * gpu_send_time(g, bytes) : 0;
+    p->t_step += p->send_s;
+    p->comm_share = p->t_step > 0 ? (p->all_reduce.total_s + p->send_s) / p->t_step : 0;
+}
+
+/* tp x pp GPUs: each stage's shard, the fullest GPU's capacity, one
+ * batch's phases through every stage in turn, and the largest batch that
+ * fits on every GPU. */
+static void parallel(bounds_result *r, const model_config *c, const gpu_profile *g, const bounds_input *in,
+                     const bounds_options *opt, double b_q, int N, int M) {
+    bounds_parallel *p = &r->parallel;
+    double B = in->batch, x = B * c->dim * (strcmp(r->compute_dtype, "fp32") ? 2 : 4);   /* B x d activations */
+    int per = c->n_layers / M, extra = c->n_layers % M, fixed = opt->workspace_bytes > 0;
+    p->tp = N;
+    p->pp = M;
+    p->gpus = N * M;
+    p->heads = c->n_heads / N;
+    p->kv_heads = c->n_kv_heads >= N ? c->n_kv_heads / N : 1;
+    p->ring_bandwidth = gpu_ring_bandwidth(g, N);
+    p->b_fit = INT64_MAX;
+    for (int i = 0; i < M; i++) {
+        /* vLLM's get_pp_indices: the layers left over go one each to the
+         * stages before the last (it holds the final norm and LM head). */
+        shard s = { per + (i >= M - 1 - extra && i < M - 1), i == 0, i == M - 1, N };
+        bounds_result st = *r;
+        fill(&st, c, g, in, opt, b_q, s);
+        finish_all(&st);
+        p->stage_layers[i] = s.layers;
+        if (i == 0 || st.capacity.total_bytes > p->per_gpu.total_bytes) {
+            p->fullest = i;
+            p->per_gpu = st.capacity;
+            p->kv_bytes_per_token = st.kv_bytes_per_token;
+        }
+        /* KV and the estimated workspace grow with B; weights and a fixed
+         * workspace do not. */
+        const bounds_capacity *k = &st.capacity;
+        double per_seq = (k->kv_bytes + (fixed ? 0 : k->workspace_bytes)) / B;
+        double room = k->device_bytes - k->weights_bytes - (fixed ? k->workspace_bytes : 0);
+        int64_t b = room > 0 ? (int64_t)floor(room / per_seq) : 0;
+        if (b < p->b_fit) p->b_fit = b;
+        add_stage(&p->prefill, &st.prefill, s.layers, g, N, x * in->prompt_len);
+        add_stage(&p->decode, &st.decode, s.layers, g, N, x);
+    }
+    add_sends(&p->prefill, g, M, x * in->prompt_len);
+    add_sends(&p->decode, g, M, x);
+}
+
+int bounds_compute_with(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                        const bounds_options *opt, bounds_result *r, char *err, int errlen) {
+    int wd = find_dtype(in->dtype, 1), G = opt->group_size;
+    int N = opt->tp ? opt->tp : 1, M = opt->pp ? opt->pp : 1;
+    if (check_input(c, in, opt, wd, err, errlen)) return -1;
+    memset(r, 0, sizeof *r);
+    double b_q = DTYPES[wd].bytes;   /* a quantized (or plain) weight, without its scale */
+    r->b_w = b_q + (G > 0 ? B_SCALE / G : 0);
+    r->b_other = G > 0 ? B_KEPT : b_q;
+    r->b_kv = DTYPES[find_dtype(in->kv_dtype, 0)].bytes;
+    r->compute_dtype = opt->compute_dtype ? opt->compute_dtype : DTYPES[wd].compute;
+    r->bandwidth = g->bandwidth;
+
+    double params = fill(r, c, g, in, opt, b_q, (shard){ c->n_layers, 1, 1, 1 });
+    if (params > MAX_PARAMS) {
+        snprintf(err, errlen, "the config has %.3g parameters, more than 2^53 = 9.0e15 (a count past exact, "
+                 "and thousands of times any real model): check its sizes", params);
+        return -1;
+    }
+    if (gpu_profile_peak(g, r->compute_dtype, &r->peak, err, errlen)) return -1;
+    if (check_parallel(c, g, N, M, err, errlen)) return -1;
+    r->params = (int64_t)params;
+    finish_all(r);
+    r->b_star = r->b_w * r->peak / (2 * r->bandwidth);
+    parallel(r, c, g, in, opt, b_q, N, M);
     return 0;
 }
 

@@ -2,9 +2,10 @@
  * bounds.h -- the labs' calculator: the lower bounds of chapter 1 of the
  * AI-infrastructure textbook for one model (its config) on one GPU (its
  * profile): capacity M_W + M_state + M_work <= M_cap, and for a prefill and
- * one decode step T >= max(F / Pi, R / beta). Arithmetic on a config, above
- * every layer: `hipath bounds`, the labs and `run --analytic`'s capacity
- * check call it. Conventions: docs/bounds.md.
+ * one decode step T >= max(F / Pi, R / beta); and over tp x pp GPUs, each
+ * GPU's share and the step with its all-reduces and hand-offs. Arithmetic
+ * on a config, above every layer: `hipath bounds`, the labs and `run
+ * --analytic`'s capacity check call it. Conventions: docs/bounds.md.
  */
 #ifndef HIPATH_LABS_BOUNDS_H
 #define HIPATH_LABS_BOUNDS_H
@@ -31,6 +32,8 @@ typedef struct {
     int decimal_gb;         /* M_cap: the datasheet's "80 GB" as 80e9 bytes (the chapter's
                                nominal figure), not the profile's 80 GiB */
     double workspace_bytes; /* > 0: M_work fixed (the chapter reserves 2 GiB); 0: hipath's estimate */
+    int tp, pp;             /* tensor parallel over tp GPUs, pipeline of pp stages; 0 or 1: one GPU
+                               (docs/bounds.md, "More than one GPU") */
 } bounds_options;
 
 typedef struct {
@@ -51,6 +54,35 @@ typedef struct {
 } bounds_op;
 
 #define BOUNDS_MAX_OPS 12
+#define BOUNDS_MAX_STAGES 64     /* as many GPUs as a profile's server may join */
+
+typedef struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes, total_bytes; } bounds_capacity;
+
+/* A phase over tp x pp GPUs: one batch through every stage in turn. */
+typedef struct {
+    double t_compute, t_memory;  /* a GPU's F / Pi and R / beta, summed over the stages */
+    struct {
+        double bytes;            /* one all-reduce: B (x P) x d activations */
+        int per_step;            /* how many: 2 a layer (after o and after down); 0 with tp 1 */
+        double bandwidth_s, latency_s, total_s;   /* all of them: the ring's two terms, their sum */
+    } all_reduce;
+    double send_bytes, send_s;   /* one hand-off to the next stage; all pp - 1 of them */
+    double t_step;               /* sum of the stages' max(F / Pi, R / beta) + all-reduces + hand-offs */
+    double comm_share;           /* (all-reduces + hand-offs) / t_step */
+} bounds_parallel_phase;
+
+typedef struct {
+    int tp, pp, gpus;
+    int heads, kv_heads;         /* a GPU's attention heads and KV heads */
+    int stage_layers[BOUNDS_MAX_STAGES];
+    double ring_bandwidth;       /* a GPU's rate in the tp ring, bytes/s (0 with tp 1) */
+    int fullest;                 /* the stage whose GPUs hold the most */
+    double kv_bytes_per_token;   /* on a GPU of that stage */
+    bounds_capacity per_gpu;     /* a GPU of that stage */
+    bounds_parallel_phase prefill, decode;
+    int64_t b_fit;               /* the most sequences whose KV at max(P, L) fits beside the weights
+                                    and workspace on every GPU; 0 when the weights do not */
+} bounds_parallel;
 
 typedef struct {
     double b_w, b_kv;        /* bytes per weight of the blocks' linear layers (a scale's share
@@ -61,17 +93,21 @@ typedef struct {
     int64_t params;          /* every parameter, embeddings and norms included */
     double weights_bytes;    /* what the parameters take, scales included (params x b_w when flat) */
     double kv_bytes_per_token;
-    struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes, total_bytes; } capacity;
+    bounds_capacity capacity;
     bounds_phase prefill, decode;   /* the sums over op[] */
     double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */
     int nops;
     bounds_op op[BOUNDS_MAX_OPS];
+    bounds_parallel parallel;   /* opt->tp x opt->pp GPUs (with one GPU: the figures above, no communication) */
 } bounds_result;
 
 /* 0, or -1 with a one-line reason (unknown dtype, a group size on weights
  * that take none, batch < 1, prompt or context outside
  * 1..max_position_embeddings, a config of more parameters than can be
- * real, a profile without the peak of the compute dtype). */
+ * real, a profile without the peak of the compute dtype; tp or pp under 1,
+ * tp not dividing the heads or the FFN, KV heads neither split by tp nor
+ * dividing it, more stages than layers, tp x pp GPUs the profile's
+ * interconnect does not join). */
 int bounds_compute_with(const model_config *c, const gpu_profile *g, const bounds_input *in,
                         const bounds_options *opt, bounds_result *r, char *err, int errlen);
 
