@@ -4,6 +4,7 @@
  */
 #include "labs/bounds.h"
 #include "layers/gpu/link.h"
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,8 +198,8 @@ static int check_parallel(const model_config *c, const gpu_profile *g, int N, in
     if (c->hidden_dim % N) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", N, c->hidden_dim), -1;
     if (M > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", M, c->n_layers), -1;
     long n = (long)N * M;
-    if (gpu_link_check(g, n > BOUNDS_MAX_STAGES ? BOUNDS_MAX_STAGES + 1 : (int)n, why, sizeof why))
-        return snprintf(err, errlen, "tp %d x pp %d = %ld GPUs: %s%s", N, M, n, why,
+    if (gpu_link_check(g, n > INT_MAX ? INT_MAX : (int)n, why, sizeof why))
+        return snprintf(err, errlen, "tp %d x pp %d: %s%s", N, M, why,
                         g->link.links > 0 ? "; pipeline stages across servers are not modeled" : ""), -1;
     return 0;
 }
