@@ -1,7 +1,8 @@
 /*
  * cmd_bounds.c -- `hipath bounds`: what a model must take on a GPU, before
  * running anything: capacity, and the prefill and decode lower bounds
- * T >= max(F / Pi, R / beta) (labs/bounds.h, docs/bounds.md).
+ * T >= max(F / Pi, R / beta); with --tp and --pp, a GPU's share and the
+ * step with its communication (labs/bounds.h, docs/bounds.md).
  */
 #include "cli/cli.h"
 #include "labs/bounds.h"
@@ -29,6 +30,9 @@ static const char USAGE[] =
     "                       80e9 bytes (decimal: the chapter's nominal capacity)\n"
     "  --workspace SIZE     M_work fixed, in bytes or with GB GiB MB MiB (the chapter: 2GiB)\n"
     "                       (default: hipath's estimate, one layer's prefill activations + logits)\n"
+    "  --tp N               tensor parallel over N GPUs (heads, FFN and vocabulary split N ways)\n"
+    "  --pp M               pipeline of M stages (the layers split M ways); tp x pp GPUs in one\n"
+    "                       server, joined by the profile's interconnect (default 1 and 1)\n"
     "  --json               one JSON object\n"
     "  --breakdown          per-operator table (with --json: an \"ops\" array)\n"
     "conventions: 2 FLOPs per multiply-add; matmuls only (q k v o gate up down,\n"
@@ -52,6 +56,50 @@ static cJSON *phase_json(const bounds_phase *p) {
     cJSON_AddNumberToObject(j, "t_lower_s", p->t_lower);
     cJSON_AddStringToObject(j, "bound", bounds_compute_bound(p) ? "compute" : "memory");
     cJSON_AddNumberToObject(j, "arithmetic_intensity", p->intensity);
+    return j;
+}
+
+static cJSON *parallel_phase_json(cJSON *j, const bounds_parallel_phase *q, const char *step) {
+    cJSON *a = cJSON_AddObjectToObject(j, "all_reduce");
+    cJSON_AddNumberToObject(a, "bytes", q->all_reduce.bytes);
+    cJSON_AddNumberToObject(a, "per_step", q->all_reduce.per_step);
+    cJSON_AddNumberToObject(a, "bandwidth_s", q->all_reduce.bandwidth_s);
+    cJSON_AddNumberToObject(a, "latency_s", q->all_reduce.latency_s);
+    cJSON_AddNumberToObject(a, "total_s", q->all_reduce.total_s);
+    cJSON_AddNumberToObject(j, "t_compute_s", q->t_compute);
+    cJSON_AddNumberToObject(j, "t_memory_s", q->t_memory);
+    cJSON_AddNumberToObject(j, "pp_send_bytes", q->send_bytes);
+    cJSON_AddNumberToObject(j, "pp_send_s", q->send_s);
+    cJSON_AddNumberToObject(j, step, q->t_step);
+    cJSON_AddNumberToObject(j, "comm_share", q->comm_share);
+    return j;
+}
+
+/* "parallel": a GPU's share over tp x pp GPUs; the decode step's figures
+ * at its top, the prefill's in its own object. */
+static cJSON *parallel_json(const gpu_profile *g, const bounds_parallel *p) {
+    cJSON *j = cJSON_CreateObject(), *cap = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "tp", p->tp);
+    cJSON_AddNumberToObject(j, "pp", p->pp);
+    cJSON_AddNumberToObject(j, "gpus", p->gpus);
+    cJSON_AddStringToObject(j, "interconnect", g->link.name);
+    cJSON_AddStringToObject(j, "topology", g->link.topology);
+    cJSON_AddNumberToObject(j, "ring_bandwidth_bytes_per_s", p->ring_bandwidth);
+    cJSON_AddNumberToObject(j, "heads_per_gpu", p->heads);
+    cJSON_AddNumberToObject(j, "kv_heads_per_gpu", p->kv_heads);
+    cJSON_AddItemToObject(j, "stage_layers", cJSON_CreateIntArray(p->stage_layers, p->pp));
+    cJSON_AddNumberToObject(j, "fullest_stage", p->fullest);
+    cJSON_AddNumberToObject(j, "kv_bytes_per_token_per_gpu", p->kv_bytes_per_token);
+    cJSON_AddNumberToObject(cap, "weights_bytes", p->per_gpu.weights_bytes);
+    cJSON_AddNumberToObject(cap, "kv_bytes", p->per_gpu.kv_bytes);
+    cJSON_AddNumberToObject(cap, "workspace_bytes", p->per_gpu.workspace_bytes);
+    cJSON_AddNumberToObject(cap, "total_bytes", p->per_gpu.total_bytes);
+    cJSON_AddNumberToObject(cap, "device_bytes", p->per_gpu.device_bytes);
+    cJSON_AddBoolToObject(cap, "fits", p->per_gpu.fits);
+    cJSON_AddItemToObject(j, "per_gpu", cap);
+    parallel_phase_json(j, &p->decode, "decode_step_s");
+    cJSON_AddNumberToObject(j, "b_fit", (double)p->b_fit);
+    cJSON_AddItemToObject(j, "prefill", parallel_phase_json(cJSON_CreateObject(), &p->prefill, "step_s"));
     return j;
 }
 
@@ -86,6 +134,7 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddItemToObject(j, "prefill", phase_json(&r->prefill));
     cJSON_AddItemToObject(j, "decode", phase_json(&r->decode));
     cJSON_AddNumberToObject(j, "b_star", r->b_star);
+    if (r->parallel.gpus > 1) cJSON_AddItemToObject(j, "parallel", parallel_json(g, &r->parallel));
     if (breakdown) {
         cJSON *ops = cJSON_AddArrayToObject(j, "ops");
         for (int i = 0; i < r->nops; i++) {
@@ -116,6 +165,57 @@ static void print_table(const bounds_result *r, enum bounds_phase_id ph) {
     print_row("total", 1, ph == BOUNDS_PREFILL ? &r->prefill : &r->decode);
 }
 
+/* Bytes as kB, MB or GB (10^3, 10^6, 10^9). */
+static const char *size(double bytes, char *buf, int len) {
+    const char *unit[] = { "B", "kB", "MB", "GB" };
+    int i = 0;
+    for (; i < 3 && bytes >= 1000; i++) bytes /= 1000;
+    snprintf(buf, len, "%.3g %s", bytes, unit[i]);
+    return buf;
+}
+
+static void print_parallel_phase(const char *what, const bounds_parallel_phase *q) {
+    char b[32];
+    printf("%s per GPU: T_compute %.3f ms, T_memory %.3f ms", what, q->t_compute * 1e3, q->t_memory * 1e3);
+    if (q->all_reduce.per_step)
+        printf("; all-reduce %d x %s: %.3f ms bandwidth (its lower bound) + %.3f ms latency", q->all_reduce.per_step,
+               size(q->all_reduce.bytes, b, sizeof b), q->all_reduce.bandwidth_s * 1e3, q->all_reduce.latency_s * 1e3);
+    if (q->send_s > 0) printf("; hand-offs %.3f ms", q->send_s * 1e3);
+    printf(" -> T >= %.3f ms, %.1f%% communication\n", q->t_step * 1e3, q->comm_share * 100);
+}
+
+/* The tp x pp lines: the interconnect, a GPU's capacity, both phases with
+ * their communication, and what the pipeline does and does not buy. */
+static void print_parallel(const model_config *c, const gpu_profile *g, const bounds_input *in, const bounds_result *r) {
+    const bounds_parallel *p = &r->parallel;
+    const bounds_capacity *k = &p->per_gpu;
+    const double GB = 1e9;
+    char b[32];
+    printf("on %d GPUs, tp %d x pp %d, over %s: %s", p->gpus, p->tp, p->pp, g->link.name, g->link.topology);
+    if (p->tp > 1) printf(", a ring of %d at %.0f GB/s a GPU", p->tp, p->ring_bandwidth / GB);
+    printf(", %.1f us a hop; a GPU holds %d of %d heads, %d of %d KV heads%s\n", g->link.latency_s * 1e6,
+           p->heads, c->n_heads, p->kv_heads, c->n_kv_heads, p->tp > c->n_kv_heads ? " (each copied on several)" : "");
+    if (p->pp > 1) {
+        printf("pipeline: %d stages of", p->pp);
+        for (int i = 0; i < p->pp; i++) printf("%s%d", i ? " + " : " ", p->stage_layers[i]);
+        printf(" layers (the first holds the embedding table, the last the final norm and LM head)\n");
+    }
+    printf("per GPU%s: weights %.2f + KV %.2f (%d x %d tokens x %.0f B) + workspace %.2f = %.2f of %.2f GB: %s;"
+           " B_fit %lld sequences of %d tokens\n", p->pp > 1 ? (snprintf(b, sizeof b, " (stage %d, the fullest)", p->fullest), b) : "",
+           k->weights_bytes / GB, k->kv_bytes / GB, in->batch, in->prompt_len > in->context ? in->prompt_len : in->context,
+           p->kv_bytes_per_token, k->workspace_bytes / GB, k->total_bytes / GB, k->device_bytes / GB,
+           k->fits ? "fits" : "DOES NOT FIT", (long long)p->b_fit, in->prompt_len > in->context ? in->prompt_len : in->context);
+    print_parallel_phase("prefill", &p->prefill);
+    print_parallel_phase("decode ", &p->decode);
+    printf("decode on %d GPUs: at most %.1f tokens/s per sequence, %.1f in all (batch %d, context %d)\n",
+           p->gpus, 1 / p->decode.t_step, in->batch / p->decode.t_step, in->batch, in->context);
+    if (p->pp > 1)
+        printf("pipeline: one batch passes the %d stages in turn, so its step is their sum and %d hand-off%s of %s;"
+               " %d batches in flight give up to %dx the tokens/s (%.1f), but no request's step is shorter\n",
+               p->pp, p->pp - 1, p->pp > 2 ? "s" : "", size(p->decode.send_bytes, b, sizeof b), p->pp, p->pp,
+               p->pp * in->batch / p->decode.t_step);
+}
+
 static void print_text(const model_config *c, const gpu_profile *g, const bounds_input *in,
                        const bounds_options *opt, const bounds_result *r, int breakdown) {
     const double GB = 1e9;
@@ -140,6 +240,7 @@ static void print_text(const model_config *c, const gpu_profile *g, const bounds
     printf("decode: at most %.1f tokens/s per sequence, %.1f in all (batch %d, context %d)\n",
            1 / r->decode.t_lower, in->batch / r->decode.t_lower, in->batch, in->context);
     printf("B* = b_W Pi / (2 beta) = %.3g x %.4g / (2 x %.4g) = %.1f\n", r->b_w, r->peak, r->bandwidth, r->b_star);
+    if (r->parallel.gpus > 1) print_parallel(c, g, in, r);
     if (breakdown) {
         printf("\nprefill (B %d x P %d):\n", in->batch, in->prompt_len);
         print_table(r, BOUNDS_PREFILL);
@@ -164,7 +265,7 @@ int cmd_bounds(int argc, char **argv) {
         { "config", 1, 0, 'c' }, { "device", 1, 0, 'd' }, { "dtype", 1, 0, 't' }, { "batch", 1, 0, 'b' },
         { "prompt-len", 1, 0, 'p' }, { "context", 1, 0, 'L' }, { "kv-dtype", 1, 0, 'k' },
         { "compute-dtype", 1, 0, 'C' }, { "group-size", 1, 0, 'G' }, { "device-gb", 1, 0, 'M' }, { "workspace", 1, 0, 'W' },
-        { "json", 0, 0, 'j' }, { "breakdown", 0, 0, 'B' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "tp", 1, 0, 'T' }, { "pp", 1, 0, 'P' }, { "json", 0, 0, 'j' }, { "breakdown", 0, 0, 'B' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *config = NULL, *device = NULL;
     bounds_input in = { .dtype = "bf16", .kv_dtype = "bf16", .batch = 1, .prompt_len = 512, .context = -1 };
     bounds_options opt = { 0 };
@@ -189,6 +290,8 @@ int cmd_bounds(int argc, char **argv) {
             opt.decimal_gb = !strcmp(optarg, "decimal");
             break;
         case 'W': if (parse_size(optarg, &opt.workspace_bytes)) return cli_fail("--workspace must be a positive size (2GiB, 1.5e9), got '%s'", optarg); break;
+        case 'T': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--tp must be a whole number from 1, got '%s'", optarg); opt.tp = (int)v; break;
+        case 'P': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--pp must be a whole number from 1, got '%s'", optarg); opt.pp = (int)v; break;
         case 'j': json = 1; break;
         case 'B': breakdown = 1; break;
         case 'h': gpu_profile_list(known, sizeof known); printf(USAGE, known); return 0;
