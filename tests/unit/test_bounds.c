@@ -41,6 +41,32 @@
  * ceil(16/3) = 6 a row: q 24, k 12, v 12, o 24, gate 48, up 48, down 8x6 =
  * 48: 216 a layer, 432 = 864 bytes; weights 1152 + 864 + 1104 = 3120.
  * fp32 compute: the workspace's activations at 4 bytes, 4 x 72 x 4 + 128 = 1280.
+ *
+ * Over GPUs (docs/bounds.md, "More than one GPU"), the toy's interconnect:
+ * 2 links of 1e3 B/s each, 1 ms a hop, at most 4 GPUs. The ring's rate
+ * a GPU: a switch all its links, 2e3; a mesh min(links, N - 1) links, 1e3
+ * for N = 2 and 2e3 for N = 3 or 4; through the host one link, 1e3. An
+ * all-reduce of 1000 bytes over 4 on the switch: 2 x 3/4 x 1000 / 2e3 =
+ * 0.75 s + 2 x 3 x 1 ms = 0.756 s. A send of 1000: 1000 / 2e3 + 1 ms on
+ * the switch, 1000 / 1e3 + 1 ms on the mesh.
+ * tp 2 (B 1, P = L = 4): a GPU has 1 head and keeps the one KV head
+ * (copied). A layer: q 8x4 = 32, k 32, v 32, o 4x8 = 32, gate, up 8x8 = 64
+ * each, down 64, norms 16: 336, 672 for both; the tables 2 x 16 x 8 = 256,
+ * the final norm 8: 936 parameters, 1872 bytes. KV 2 x 2 x 1 x 4 x 2 = 32
+ * bytes a token, as on one GPU. Decode: F = 2 x (2 x 320 + 8 x 16) +
+ * attention 4 x 4 x 4 positions x 2 layers = 1536 + 128 = 1664; R = (936 -
+ * 128 + half a row, 4) x 2 + 4 x 32 = 1624 + 128 = 1752: 1.752 s. Its 4
+ * all-reduces of 8 x 2 = 16 bytes: 2 x 1/2 x 16 / 2e3 = 8 ms + 2 ms each, 40
+ * ms: the step 1.792 s. Workspace 4 x (16 + 8 + 8 + 16) x 2 + 32 x 4 = 512;
+ * 1872 + 128 + 512 = 2512. B_fit: (1e6 - 1872) / (128 + 384 + 128) =
+ * 1559.6: 1559.
+ * pp 2: a layer each; the first holds the embedding, 592 + 256 = 848
+ * parameters, 1696 bytes; the last the LM head and final norm, 856, 1712
+ * bytes, KV 16 a token, workspace 576 + 128 = 704: 1712 + 64 + 704 = 2480,
+ * the fullest. Decode: the first reads (592 + 8) x 2 + 64 = 1264 bytes, the
+ * last (592 + 256 + 8) x 2 + 64 = 1776: 1.264 + 1.776 s + one hand-off of
+ * 16 bytes, 16 / 2e3 + 1 ms = 9 ms: 3.049 s. B_fit: the last (1e6 - 1712) /
+ * (64 + 704) = 1299.9, the first (1e6 - 1696) / 640 = 1559.8: 1299.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +79,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "labs/bounds.h"
+#include "layers/gpu/link.h"
 
 static char dir[] = "/tmp/hipath_bounds_XXXXXX";
 
@@ -87,6 +114,18 @@ static const char *profile_json(const char *bandwidth, const char *memory, const
              " \"compute_units\": 4, \"wavefront_size\": %s, \"host_link_bytes_per_s\": 1e9, \"launch_latency_s\": 5e-6}",
              memory, bandwidth, peak, wave);
     return write_file("toy.json", text);
+}
+
+/* The toy with an interconnect: 2 links of 1e3 B/s, 1 ms a hop, 4 GPUs. */
+static const char *link_json(const char *topology) {
+    static char text[1024];
+    snprintf(text, sizeof text,
+             "{\"name\": \"toy\", \"arch\": \"toy\", \"source\": \"by hand\", \"memory_bytes\": 1e6,"
+             " \"memory_bandwidth_bytes_per_s\": 1e3, \"peak_flops\": {\"fp32\": 5e5, \"bf16\": 1e6},"
+             " \"compute_units\": 4, \"wavefront_size\": 32, \"host_link_bytes_per_s\": 1e9, \"launch_latency_s\": 5e-6,"
+             " \"interconnect\": {\"name\": \"toy link\", \"source\": \"by hand\", \"topology\": \"%s\", \"links\": 2,"
+             " \"link_bytes_per_s\": 1e3, \"latency_s\": 1e-3, \"max_gpus\": 4}}", topology);
+    return write_file("link.json", text);
 }
 
 static const char *GOOD_PEAK = "\"fp32\": 5e5, \"fp16\": 1e6, \"bf16\": 1e6, \"int8\": 2e6";
@@ -331,10 +370,99 @@ static void test_w7900_datasheet(void **state) {
     NEAR(g.peak.fp16, 122.6e12);
 }
 
+/* The ring all-reduce and a send against the file comment's arithmetic. */
+static void test_ring(void **state) {
+    (void)state;
+    gpu_profile g;
+    char err[512];
+    assert_int_equal(gpu_profile_load(&g, link_json("switch"), err, sizeof err), 0);
+    gpu_all_reduce a = gpu_all_reduce_time(&g, 4, 1000);
+    NEAR(gpu_ring_bandwidth(&g, 4), 2e3);
+    NEAR(a.bandwidth_s, 0.75);
+    NEAR(a.latency_s, 6e-3);
+    NEAR(a.total_s, 0.756);
+    NEAR(gpu_send_time(&g, 1000), 0.501);
+    assert_true(gpu_all_reduce_time(&g, 1, 1000).total_s == 0);
+    assert_int_equal(gpu_profile_load(&g, link_json("mesh"), err, sizeof err), 0);
+    NEAR(gpu_ring_bandwidth(&g, 2), 1e3);
+    NEAR(gpu_ring_bandwidth(&g, 3), 2e3);
+    NEAR(gpu_ring_bandwidth(&g, 4), 2e3);
+    NEAR(gpu_all_reduce_time(&g, 2, 1000).total_s, 2 * 0.5 * 1000 / 1e3 + 2e-3);
+    NEAR(gpu_send_time(&g, 1000), 1.001);
+    assert_int_equal(gpu_profile_load(&g, link_json("host"), err, sizeof err), 0);
+    NEAR(gpu_ring_bandwidth(&g, 4), 1e3);
+}
+
+/* tp 2 and pp 2 on the tiny model: the file comment's figures. */
+static void test_parallel(void **state) {
+    (void)state;
+    toy t;
+    load(&t, "LlamaForCausalLM", 0);
+    assert_int_equal(gpu_profile_load(&t.g, link_json("switch"), t.err, sizeof t.err), 0);
+    bounds_input in = { "bf16", "bf16", 1, 4, 4 };
+    bounds_parallel *p = &t.r.parallel;
+    assert_int_equal(compute(&t, in, (bounds_options){ .tp = 2 }), 0);
+    NEAR(t.r.decode.t_memory, 3.04);   /* one GPU's figures stay */
+    assert_int_equal(p->gpus, 2);
+    assert_int_equal(p->heads, 1);
+    assert_int_equal(p->kv_heads, 1);
+    NEAR(p->per_gpu.weights_bytes, 1872);
+    NEAR(p->kv_bytes_per_token, 32);
+    NEAR(p->per_gpu.workspace_bytes, 512);
+    NEAR(p->per_gpu.total_bytes, 2512);
+    assert_true(p->per_gpu.fits);
+    assert_int_equal(p->b_fit, 1559);
+    NEAR(p->decode.t_compute, 1664e-6);
+    NEAR(p->decode.t_memory, 1.752);
+    NEAR(p->decode.all_reduce.bytes, 16);
+    assert_int_equal(p->decode.all_reduce.per_step, 4);
+    NEAR(p->decode.all_reduce.bandwidth_s, 0.032);
+    NEAR(p->decode.all_reduce.latency_s, 0.008);
+    NEAR(p->decode.t_step, 1.792);
+    NEAR(p->decode.comm_share, 0.04 / 1.792);
+
+    assert_int_equal(compute(&t, in, (bounds_options){ .pp = 2 }), 0);
+    assert_int_equal(p->stage_layers[0], 1);
+    assert_int_equal(p->stage_layers[1], 1);
+    assert_int_equal(p->fullest, 1);
+    NEAR(p->per_gpu.weights_bytes, 1712);
+    NEAR(p->per_gpu.total_bytes, 2480);
+    assert_int_equal(p->b_fit, 1299);
+    assert_int_equal(p->decode.all_reduce.per_step, 0);
+    NEAR(p->decode.t_memory, 1.264 + 1.776);
+    NEAR(p->decode.send_s, 9e-3);
+    NEAR(p->decode.t_step, 3.049);
+
+    /* Refused, saying why. */
+    struct { bounds_options opt; const char *says; } BAD[] = {
+        { { .tp = -1 }, "tp -1, pp 1" },
+        { { .pp = -2 }, "pp -2" },
+        { { .tp = 3 }, "divide the 2 attention heads" },
+        { { .pp = 3 }, "more stages than the 2 layers" },
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
+        assert_int_equal(compute(&t, in, BAD[i].opt), -1);
+        assert_non_null(strstr(t.err, BAD[i].says));
+    }
+    assert_int_equal(compute(&t, in, (bounds_options){ .tp = 2, .pp = 2 }), 0);   /* 4 GPUs: as many as it joins */
+    /* More GPUs than the interconnect joins (a config of 8 heads, 8 layers),
+     * and a profile without one. */
+    const char *wide = write_file("config.json", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 32,"
+                                  " \"intermediate_size\": 16, \"num_hidden_layers\": 8, \"num_attention_heads\": 8,"
+                                  " \"vocab_size\": 32, \"max_position_embeddings\": 64}");
+    assert_int_equal(model_config_load(&t.c, wide, t.err, sizeof t.err), 0);
+    assert_int_equal(compute(&t, in, (bounds_options){ .tp = 4, .pp = 2 }), -1);
+    assert_non_null(strstr(t.err, "8 GPUs: toy joins at most 4 in one server"));
+    assert_int_equal(gpu_profile_load(&t.g, profile_json("1e3", "1e6", GOOD_PEAK, "32"), t.err, sizeof t.err), 0);
+    assert_int_equal(compute(&t, in, (bounds_options){ .pp = 2 }), -1);
+    assert_non_null(strstr(t.err, "no interconnect"));
+    assert_int_equal(compute(&t, in, (bounds_options){ .tp = 1, .pp = 1 }), 0);
+}
+
 static int setup(void **state) { (void)state; return mkdtemp(dir) ? 0 : -1; }
 static int teardown(void **state) {
     (void)state;
-    const char *names[] = { "config.json", "toy.json", "broken.json", "bad.json" };
+    const char *names[] = { "config.json", "toy.json", "broken.json", "bad.json", "link.json" };
     char p[256];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) { snprintf(p, sizeof p, "%s/%s", dir, names[i]); unlink(p); }
     return rmdir(dir);
@@ -349,6 +477,8 @@ int main(void) {
         cmocka_unit_test(test_profile_refused),
         cmocka_unit_test(test_profile_peaks),
         cmocka_unit_test(test_w7900_datasheet),
+        cmocka_unit_test(test_ring),
+        cmocka_unit_test(test_parallel),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
