@@ -108,23 +108,34 @@ static void serve_on(server *s, const chat_result *r, const char *db, const char
     fprintf(stderr, "hipath: stopping\n");
 }
 
-/* Refuse a model the device cannot hold, with the calculator's three terms. */
+/* Refuse a model the device cannot hold, with the calculator's three terms
+ * (over --tp N GPUs: one GPU's share of them). Past one GPU, say what the
+ * calculator bounds a decode step by: a GPU's read of its weights, and the
+ * all-reduces' bandwidth term (docs/parallel.md). */
 static int check_fits(const char *config, const char *dtype, int context) {
     model_config c;
     bounds_result b;
     char err[512];
+    const rt_device *d = rt_device_now();
     if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
     /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
-    bounds_options opt = { .compute_dtype = "fp32" };
-    if (bounds_compute_with(&c, &rt_device_now()->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
-    int n = rt_device_now()->gpus;   /* TEMP until bounds --tp lands */
-    if (b.capacity.total_bytes <= n * b.capacity.device_bytes) return 0;
-    return cli_fail("%s (%s) does not fit %s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
-                config, dtype, rt_device_now()->prof.name, b.capacity.weights_bytes / 1e9, b.capacity.kv_bytes / 1e9, context,
-                b.capacity.workspace_bytes / 1e9, (b.capacity.weights_bytes + b.capacity.kv_bytes + b.capacity.workspace_bytes) / 1e9,
-                b.capacity.device_bytes / 1e9);
+    bounds_options opt = { .compute_dtype = "fp32", .tp = d->gpus };
+    if (bounds_compute_with(&c, &d->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
+    const bounds_capacity *cap = d->gpus > 1 ? &b.parallel.per_gpu : &b.capacity;
+    if (!cap->fits)
+        return cli_fail("%s (%s) does not fit %s%s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
+                        config, dtype, d->gpus > 1 ? "each GPU of " : "", d->prof.name, cap->weights_bytes / 1e9, cap->kv_bytes / 1e9,
+                        context, cap->workspace_bytes / 1e9, cap->total_bytes / 1e9, cap->device_bytes / 1e9);
+    if (d->gpus > 1) {
+        const bounds_parallel_phase *t = &b.parallel.decode;
+        fprintf(stderr, "hipath: %d x %s, %s: a decode step at batch 1 reads %.3g GB of weights a GPU, >= %.3f ms; its %d all-reduces "
+                        "(ring, %.3g kB each) >= %.3f ms of bandwidth + %.3f ms of hop latency (calculator: hipath bounds --tp %d)\n",
+                d->gpus, d->prof.name, d->prof.link.name, cap->weights_bytes / 1e9, t->t_memory * 1e3, t->all_reduce.per_step,
+                t->all_reduce.bytes / 1e3, t->all_reduce.bandwidth_s * 1e3, t->all_reduce.latency_s * 1e3, d->gpus);
+    }
+    return 0;
 }
 
 static int bad_seconds(const char *which, const char *arg) {
