@@ -5,7 +5,8 @@
 # in web/server/ fails it). tests/web/check.js chats "Hi", follows it to its
 # timeline, hovers a kernel, downloads the .pftrace, draws a lab chart and
 # runs a lab for another profile; here protoc decodes the download and
-# sqlite3 counts what it must hold. Screenshots and page weights: build/check_web/.
+# sqlite3 counts what it must hold. Then tests/web/tp.js: a --tp 2 run's GPU
+# rows and journey. Screenshots and page weights: build/check_web/.
 # Skipped (77) without chromium or playwright-core.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/asan/hipath}
@@ -54,6 +55,21 @@ else
   echo "FAIL: the download does not decode:"; head -5 $OUT/protoc.err 2>/dev/null; fail=1
 fi
 stop web
+
+# --tp 2 (#30): a small analytic run kept up by --web; tests/web/tp.js checks its page against its trace.
+"$HIPATH" run --analytic --config tests/data/llama-2-7b.config.json --dtype bf16 --device h100 --tp 2 --max-tokens 2 \
+  --ignore-eos --trace-db $OUT/tp.db --perfetto $OUT/tp.pftrace --web "Hi" >$OUT/tp.log 2>&1 &
+PID=$!
+PIDS="$PIDS $PID"
+for i in $(seq 1 300); do
+  URL=$(sed -n 's/.*follow it at \(http[^ ]*\) .*/\1/p' $OUT/tp.log)
+  [ -n "$URL" ] && break
+  kill -0 $PID 2>/dev/null || break
+  sleep 0.1
+done
+if [ -n "$URL" ]; then node tests/web/tp.js "$URL" $OUT $NPM $OUT/tp.db || fail=1
+else echo "FAIL: hipath run --tp 2 --web did not start:"; tail -5 $OUT/tp.log; fail=1; fi
+stop tp
 ls $OUT/*.png 2>/dev/null | tr '\n' ' '; echo
 [ $fail -eq 0 ] && echo "check_web: passed" || echo "check_web: FAILED"
 exit $fail

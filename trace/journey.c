@@ -13,6 +13,9 @@
 #define SCOPE "WITH s AS (SELECT * FROM slices WHERE run_id = ?1 AND (?2 = 0 OR (ts_ns BETWEEN ?3 AND ?4 " \
               "AND (request IS NULL OR request = ?2)))) "
 
+/* Layer 2's names for tensor parallelism's collectives (layers/runtime/runtime.c). */
+#define COLLECTIVES_2 "'ncclAllReduce', 'gather'"
+
 static const struct { int layer, dir; const char *sql; } WHAT[] = {
     { 8, DIR_DOWN, "SELECT 'POST ' || a.value || ' B of JSON to /v1/chat/completions' FROM s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 8 AND s.name = 'build' AND a.key = 'bytes'" },
@@ -31,11 +34,24 @@ static const struct { int layer, dir; const char *sql; } WHAT[] = {
                    "WHERE s.run_id = ?1 AND s.layer = 4 AND s.direction = 'down'" },
     { 3, DIR_DOWN, "SELECT count(DISTINCT s.id) || ' kernel launches, ' || sum(CASE a.key WHEN 'wavefronts' THEN a.value END) || ' wavefronts' "
                    "FROM s JOIN args a ON a.slice_id = s.id WHERE s.run_id = ?1 AND s.layer = 3" },
-    { 2, DIR_DOWN, "SELECT count(*) || ' copies H2D, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e6) || ' MB' FROM s JOIN args a ON a.slice_id = s.id "
-                   "WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'down' AND s.kind = 'slice' AND s.step IS NOT NULL AND a.key = 'bytes'" },
-    { 1, DIR_DOWN, "SELECT count(*) || ' kernels and copies on ' || (SELECT device FROM runs WHERE id = ?1) || "
-                   "coalesce(' (' || (SELECT json_extract(args, '$.name') FROM slices WHERE run_id = ?1 AND name = 'code_object_load') || ')', '') || ', ' || "
-                   "(CASE WHEN min(clock) = 'modeled' THEN 'modeled' ELSE 'measured' END) FROM s WHERE run_id = ?1 AND layer = 1" },
+    /* --tp N: the collectives are layer 2's calls too, not copies */
+    { 2, DIR_DOWN, "SELECT count(*) || ' copies H2D, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e6) || ' MB' || "
+                   "coalesce((SELECT '; ' || count(*) FILTER (WHERE c.name = 'ncclAllReduce') || ' ncclAllReduce, ' || "
+                   "count(*) FILTER (WHERE c.name = 'gather') || ' gather (' || max(json_extract(c.args, '$.library')) || ')' "
+                   "FROM s c WHERE c.run_id = ?1 AND c.layer = 2 AND c.name IN (" COLLECTIVES_2 ") HAVING count(*)), '') "
+                   "FROM s JOIN args a ON a.slice_id = s.id WHERE s.run_id = ?1 AND s.layer = 2 AND s.direction = 'down' "
+                   "AND s.kind = 'slice' AND s.step IS NOT NULL AND a.key = 'bytes' AND s.name NOT IN (" COLLECTIVES_2 ")" },
+    /* --tp N: the GPUs, their link and the all-reduces (c: NULLs with one GPU). Every GPU records each
+     * collective, so its count, bytes and time are per GPU. */
+    { 1, DIR_DOWN, "SELECT count(*) || ' kernels and copies on ' || coalesce(c.gpus || ' GPUs of ', '') || (SELECT device FROM runs WHERE id = ?1) || "
+                   "coalesce(' (' || (SELECT json_extract(args, '$.name') FROM slices WHERE run_id = ?1 AND name = 'code_object_load') || ')', '') || "
+                   "coalesce(', joined by ' || c.link, '') || ', ' || (CASE WHEN min(s.clock) = 'modeled' THEN 'modeled' ELSE 'measured' END) || "
+                   "coalesce('; ' || (c.n / c.gpus) || ' allReduce (' || printf('%.3g', c.bytes / c.gpus / 1e6) || ' MB, ' || "
+                   "printf('%.3g', c.ns / c.gpus / 1e6) || ' ms)', '') "
+                   "FROM s, (SELECT max(json_extract(args, '$.gpus')) AS gpus, max(json_extract(args, '$.link')) AS link, "
+                   "count(*) FILTER (WHERE name = 'allReduce') AS n, sum(json_extract(args, '$.bytes')) FILTER (WHERE name = 'allReduce') AS bytes, "
+                   "sum(dur_ns) FILTER (WHERE name = 'allReduce') AS ns FROM s WHERE run_id = ?1 AND layer = 1 AND name IN ('allReduce', 'gather')) c "
+                   "WHERE s.run_id = ?1 AND s.layer = 1" },
     { 1, DIR_UP,   "SELECT count(*) || ' copies D2H (logits), ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e3) || ' kB' FROM s JOIN args a ON a.slice_id = s.id "
                    "WHERE s.run_id = ?1 AND s.layer = 1 AND s.direction = 'up' AND a.key = 'bytes'" },
     { 2, DIR_UP,   "SELECT count(*) || ' copies D2H, ' || printf('%.3g', coalesce(sum(a.value), 0) / 1e3) || ' kB' FROM s JOIN args a ON a.slice_id = s.id "

@@ -12,16 +12,7 @@
 "use strict";
 const measuring = process.argv[2] === "--measure";
 const [base, out, npmDir, db, expectHi] = process.argv.slice(measuring ? 3 : 2);
-const path = require("path");
-const { execFileSync } = require("child_process");
-const { chromium } = require(path.resolve(npmDir, "node_modules/playwright-core"));
-
-let failed = 0;
-function check(ok, what) {
-  if (!ok) failed++;
-  console.log((ok ? "ok   " : "FAIL ") + what);
-  return ok;
-}
+const { check, failed, launch, sql } = require("./lib.js");
 
 // Bytes over the wire for everything the page loaded so far (resource timing).
 const weight = page => page.evaluate(() => {
@@ -97,7 +88,7 @@ async function timeline(page) {
     await page.waitForFunction(() => /flops: \d/.test(document.getElementById("tip").textContent), null, { timeout: 30000 });
     const tip = await page.textContent("#tip");
     const shown = Number(/flops: (\d+)/.exec(tip)[1]);
-    const stored = Number(execFileSync("sqlite3", [db, `SELECT json_extract(args, '$.flops') FROM slices WHERE id = ${spot.id}`]).toString());
+    const stored = Number(sql(db, `SELECT json_extract(args, '$.flops') FROM slices WHERE id = ${spot.id}`));
     check(shown > 0 && shown === stored, `hovering a kernel shows its FLOPs: ${shown} (the trace: ${stored})`);
     await page.screenshot({ path: `${out}/kernel.png` });
     await page.click("#fit");
@@ -178,7 +169,7 @@ async function interact(browser, url) {
 }
 
 (async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  const browser = await launch(npmDir);
   if (measuring) {
     const m = await measure(browser, base), z = await interact(browser, base);
     console.log(`timeline ${base}: ${m.bytes} B transferred, first contentful paint ${m.fcp?.toFixed(0)} ms, ` +
@@ -202,5 +193,5 @@ async function interact(browser, url) {
   } finally {
     await browser.close();
   }
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 })();

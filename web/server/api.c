@@ -229,7 +229,7 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     return web_json(rq, 200, o);
 }
 
-/* A slice as a row: [id, start - t0, dur, layer, name, clock, dir, depth, instant]. */
+/* A slice as a row: [id, start - t0, dur, layer, name, clock, dir, depth, instant, track]. */
 typedef struct { cJSON *rows, *names; int nnames; const char *seen[512]; } slice_out;
 
 static int name_index(slice_out *so, const char *name) {
@@ -241,14 +241,17 @@ static int name_index(slice_out *so, const char *name) {
     return so->nnames++;
 }
 
-#define SLICE_COLS "id, ts_ns, coalesce(dur_ns, 0), layer, name, clock, direction, depth, kind = 'instant'"
+/* A row's columns, of the table aliased p ("" or "a."). */
+#define SLICE_COLS(p) p "id, " p "ts_ns, coalesce(" p "dur_ns, 0), " p "layer, " p "name, " p "clock, " p "direction, " \
+                      p "depth, " p "kind = 'instant', " p "track"
+#define NCOLS 10
 static void add_slice(slice_out *so, sqlite3_stmt *st, int col, int64_t t0) {
     int nm = name_index(so, text(st, col + 4));
-    double v[9] = { (double)sqlite3_column_int64(st, col), (double)(sqlite3_column_int64(st, col + 1) - t0),
-                    (double)sqlite3_column_int64(st, col + 2), sqlite3_column_int(st, col + 3), nm,
-                    index_of(text(st, col + 5), CLOCKS, 3), index_of(text(st, col + 6), DIRS, 3),
-                    sqlite3_column_int(st, col + 7), sqlite3_column_int(st, col + 8) };
-    cJSON_AddItemToArray(so->rows, cJSON_CreateDoubleArray(v, 9));
+    double v[NCOLS] = { (double)sqlite3_column_int64(st, col), (double)(sqlite3_column_int64(st, col + 1) - t0),
+                        (double)sqlite3_column_int64(st, col + 2), sqlite3_column_int(st, col + 3), nm,
+                        index_of(text(st, col + 5), CLOCKS, 3), index_of(text(st, col + 6), DIRS, 3),
+                        sqlite3_column_int(st, col + 7), sqlite3_column_int(st, col + 8), sqlite3_column_int(st, col + 9) };
+    cJSON_AddItemToArray(so->rows, cJSON_CreateDoubleArray(v, NCOLS));
 }
 
 /* A small set of slice ids (open addressing). */
@@ -286,8 +289,8 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     cJSON_AddNumberToObject(o, "to", (double)to);
     cJSON_AddNumberToObject(o, "min_dur", (double)min_dur);
     cJSON *cols = cJSON_AddArrayToObject(o, "columns");
-    const char *cn[] = { "id", "start", "dur", "layer", "name", "clock", "dir", "depth", "instant" };
-    for (int i = 0; i < 9; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(cn[i]));
+    const char *cn[NCOLS] = { "id", "start", "dur", "layer", "name", "clock", "dir", "depth", "instant", "track" };
+    for (int i = 0; i < NCOLS; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(cn[i]));
     cJSON_AddItemToObject(o, "clocks", cJSON_CreateStringArray(CLOCKS, 3));
     cJSON_AddItemToObject(o, "dirs", cJSON_CreateStringArray(DIRS, 3));
     slice_out so = { .rows = cJSON_AddArrayToObject(o, "slices"), .names = cJSON_AddArrayToObject(o, "names") };
@@ -299,7 +302,7 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
                        "AND (request IS NULL OR request = ?6)";
     const char *big = "((kind = 'slice' AND dur_ns >= ?4) OR (kind = 'instant' AND layer >= 6))";
     char q[1024];
-    snprintf(q, sizeof q, "SELECT " SLICE_COLS " FROM slices WHERE %s AND %s ORDER BY ts_ns LIMIT %d", mine, big, MAX_ROWS);
+    snprintf(q, sizeof q, "SELECT " SLICE_COLS("") " FROM slices WHERE %s AND %s ORDER BY ts_ns LIMIT %d", mine, big, MAX_ROWS);
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, q, -1, &st, NULL);
     int64_t b[6] = { run, from, to, min_dur, t0, req };
@@ -313,24 +316,22 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     sqlite3_finalize(st);
     cJSON_AddBoolToObject(o, "truncated", n == MAX_ROWS);
 
-    /* The rest, counted per layer, clock and pixel column. */
+    /* The rest, counted per layer, track (each GPU's stream), clock and pixel column. */
     snprintf(q, sizeof q, "SELECT layer, clock, CAST((max(ts_ns, ?2) - ?2) * %lld / (?3 - ?2) AS INTEGER) AS x, count(*), "
-             "sum(min(ts_ns + coalesce(dur_ns, 0), ?3) - max(ts_ns, ?2)) FROM slices WHERE %s AND NOT %s "
-             "GROUP BY layer, clock, x", (long long)px, mine, big);
+             "sum(min(ts_ns + coalesce(dur_ns, 0), ?3) - max(ts_ns, ?2)), track FROM slices WHERE %s AND NOT %s "
+             "GROUP BY layer, track, clock, x", (long long)px, mine, big);
     sqlite3_prepare_v2(db, q, -1, &st, NULL);
     for (int i = 0; i < 6; i++) sqlite3_bind_int64(st, i + 1, b[i]);
-    cJSON *bins = cJSON_AddArrayToObject(o, "bins");   /* [layer, clock, pixel, count, busy ns] */
+    cJSON *bins = cJSON_AddArrayToObject(o, "bins");   /* [layer, clock, pixel, count, busy ns, track] */
     while (sqlite3_step(st) == SQLITE_ROW) {
-        double v[5] = { sqlite3_column_int(st, 0), index_of(text(st, 1), CLOCKS, 3), sqlite3_column_int(st, 2),
-                        sqlite3_column_int(st, 3), (double)sqlite3_column_int64(st, 4) };
-        cJSON_AddItemToArray(bins, cJSON_CreateDoubleArray(v, 5));
+        double v[6] = { sqlite3_column_int(st, 0), index_of(text(st, 1), CLOCKS, 3), sqlite3_column_int(st, 2),
+                        sqlite3_column_int(st, 3), (double)sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5) };
+        cJSON_AddItemToArray(bins, cJSON_CreateDoubleArray(v, 6));
     }
     sqlite3_finalize(st);
 
     /* The arrows of the request's whole window: this request's hops and the steps' own. */
-    snprintf(q, sizeof q, "SELECT f.from_slice, f.to_slice, "
-             "a.id, a.ts_ns, coalesce(a.dur_ns, 0), a.layer, a.name, a.clock, a.direction, a.depth, a.kind = 'instant', "
-             "b.id, b.ts_ns, coalesce(b.dur_ns, 0), b.layer, b.name, b.clock, b.direction, b.depth, b.kind = 'instant' "
+    snprintf(q, sizeof q, "SELECT f.from_slice, f.to_slice, " SLICE_COLS("a.") ", " SLICE_COLS("b.") " "
              "FROM slices a JOIN flows f ON f.run_id = a.run_id AND f.from_slice = a.id JOIN slices b ON b.id = f.to_slice "
              "WHERE a.run_id = ?1 AND a.ts_ns BETWEEN ?2 AND ?3 AND b.ts_ns BETWEEN ?2 AND ?3 "
              "AND (a.request IS NULL OR a.request = ?4) AND (b.request IS NULL OR b.request = ?4) LIMIT %d", MAX_FLOWS);
@@ -342,7 +343,19 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
         double v[2] = { (double)sqlite3_column_int64(st, 0), (double)sqlite3_column_int64(st, 1) };
         cJSON_AddItemToArray(flows, cJSON_CreateDoubleArray(v, 2));
         if (idset_add(&ids, sqlite3_column_int64(st, 2))) add_slice(&so, st, 2, t0);
-        if (idset_add(&ids, sqlite3_column_int64(st, 11))) add_slice(&so, st, 11, t0);
+        if (idset_add(&ids, sqlite3_column_int64(st, 2 + NCOLS))) add_slice(&so, st, 2 + NCOLS, t0);
+    }
+    sqlite3_finalize(st);
+
+    /* The run's named child tracks (a GPU's stream: "GPU 1/stream 0"), for the rows' track. */
+    st = prep(db, "SELECT layer, track, name FROM tracks WHERE run_id = ?1 ORDER BY layer, track LIMIT 256", run, 0);
+    cJSON *tracks = cJSON_AddArrayToObject(o, "tracks");   /* [layer, track, name] */
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        cJSON *t = cJSON_CreateArray();
+        cJSON_AddItemToArray(t, cJSON_CreateNumber(sqlite3_column_int(st, 0)));
+        cJSON_AddItemToArray(t, cJSON_CreateNumber(sqlite3_column_int(st, 1)));
+        cJSON_AddItemToArray(t, cJSON_CreateString(text(st, 2)));
+        cJSON_AddItemToArray(tracks, t);
     }
     sqlite3_finalize(st);
     free(ids.k);

@@ -35,8 +35,9 @@ async function slice(sid) {
 }
 
 function describe(s, full) {
-  if (s.bin) return `${s.count} × ${hp.t("lanes")[s.layer]} (${hp.t(["measured", "modeled", "mixed"][s.clock])}), ${hp.dur(s.busy)}\n${hp.t("legend_bin")}`;
-  let text = `${s.name}  ·  ${hp.t("lanes")[s.layer]}  ·  ${hp.t(["none", "down", "up"][s.dir]) }\n` +
+  const lane = hp.t("lanes")[s.layer] + (tl.gpuLabel(s) ? ", " + tl.gpuLabel(s) : "");   // "1 gpu, GPU 1" under --tp N
+  if (s.bin) return `${s.count} × ${lane} (${hp.t(["measured", "modeled", "mixed"][s.clock])}), ${hp.dur(s.busy)}\n${hp.t("legend_bin")}`;
+  let text = `${s.name}  ·  ${lane}  ·  ${hp.t(["none", "down", "up"][s.dir]) }\n` +
     `${s.instant ? "@ " + hp.dur(s.s) : hp.dur(s.d)}  ·  ${hp.t(["measured", "modeled", "mixed"][s.clock])}`;
   if (full) {
     if (full.request != null) text += `  ·  ${hp.t("request")} ${full.request}`;
@@ -133,10 +134,14 @@ async function one() {
   }
 }
 
-// What a test (tests/web/check.js) asks of the page.
+// What a test (tests/web/check.js, tp.js) asks of the page.
 window.hipathTimeline = {
   lanes: () => tl?.lanesDrawn ?? [],
-  flows: () => tl?.drawnFlows ?? [],
+  flows: () => tl?.drawnFlows ?? [],   // [from layer, to layer, from GPU row, to GPU row] (rows by where the arrow is drawn; -1: none)
+  gpus: () => tl?.gpus.map(g => g.label) ?? [],
+  // The drawn slices pred accepts: their track, and the GPU row and x their box is drawn at.
+  drawnRows: pred => tl.drawn.filter(b => !b.item.bin && pred(b.item))
+    .map(b => ({ id: b.item.id, track: b.item.track, row: tl.rowAt((b.y0 + b.y1) / 2), x: b.x0 })),
   // The centre of a drawn slice that pred accepts, in page coordinates.
   locate(pred) {
     const r = tl.canvas.getBoundingClientRect();
