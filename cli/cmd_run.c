@@ -81,9 +81,9 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
         fprintf(stderr, "  %-12s %-4s %10s %-8s %6s  %s\n", "layer", "dir", "time", "clock", "share", "what happened to the data");
         for (int i = 0; i < n; i++) {
             by_clock[rows[i].clock] += rows[i].self_s;
-            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %-8s %5.1f%%  %.90s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
+            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %-8s %5.1f%%  %.150s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
                     rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3, trace_clock_name(rows[i].clock),
-                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 90 ? "..." : "");
+                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 150 ? "..." : "");
         }
         if (modeled)
             fprintf(stderr, "  %-17s %7.3f ms %-8s 100.0%%  = %.3f ms measured (host) + %.3f ms modeled (device)\n", "total",

@@ -83,6 +83,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddStringToObject(o, "gpu", r->gpu);
         cJSON_AddStringToObject(o, "model", r->model);
         cJSON_AddStringToObject(o, "dtype", r->dtype);
+        cJSON_AddStringToObject(o, "kv_dtype", r->kv_dtype);
         cJSON_AddStringToObject(o, "phase", r->phase);
         cJSON_AddNumberToObject(o, "batch", r->batch);
         cJSON_AddNumberToObject(o, "prompt_len", r->prompt_len);

@@ -206,7 +206,7 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
     model md;
     engine e;
     if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
-    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
+    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, L->analytic_kv, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
     if (!rc && engine_init(&e, &md, budget, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
     if (!rc) {
         rc = wave(L, &e, prompt, P, tok, 1, id++);

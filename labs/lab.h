@@ -49,6 +49,7 @@ typedef struct {
     cJSON *rows;
     int printed, quiet;         /* quiet: rows go to the files only */
     int json;                   /* --json: no table; the JSON on stdout at the end */
+    const char *analytic_kv;    /* lab_engine_waves' analytic KV dtype (NULL: fp32, hipath's) */
 } lab;
 
 /* Lab n with its files in out (NULL: labs/out/labN); with json, the JSON

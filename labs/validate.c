@@ -43,12 +43,15 @@ int validate_load(const char *path, validate_table *t) {
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
-                             .dtype = str(o, "dtype"), .phase = str(o, "phase"), .engine = str(o, "engine"),
+                             .dtype = str(o, "dtype"), .kv_dtype = str(o, "kv_dtype"), .phase = str(o, "phase"),
+                             .engine = str(o, "engine"),
                              .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
                              .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN };
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
                         : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
+                        : !r->kv_dtype || (strcmp(r->kv_dtype, "fp16") && strcmp(r->kv_dtype, "bf16") && strcmp(r->kv_dtype, "fp8") &&
+                                           strcmp(r->kv_dtype, "fp32")) ? "kv_dtype (the engine's KV cache): fp16, bf16, fp8 or fp32"
                         : !r->phase || (strcmp(r->phase, "prefill") && strcmp(r->phase, "decode") && strcmp(r->phase, "e2e"))
                           ? "phase: prefill, decode or e2e"
                         : !whole ? "batch 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
@@ -79,7 +82,10 @@ void validate_free(validate_table *t) {
 static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, double *waves, double *launch) {
     int64_t first;
     lab_query q;
-    if (lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first)) return -1;
+    L->analytic_kv = r->kv_dtype;   /* the engine's KV cache, as the row ran it: what a step reads */
+    int rc = lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first);
+    L->analytic_kv = NULL;
+    if (rc) return -1;
     lab_args a = { .first = first, .last = first + r->batch - 1, .batch = r->batch };
     if (lab_sql_open(L, &q, decode ? SQL_LAB4_BATCH : SQL_VALIDATE_PREFILL, a)) return -1;
     lab_sql_next(&q);

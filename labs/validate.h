@@ -24,7 +24,7 @@
  * row's unit: a prefill of B prompts, a decode step of B sequences, or for
  * e2e the prefill and gen_len steps. */
 typedef struct {
-    const char *id, *gpu, *model, *config, *dtype, *phase, *engine;   /* into the table's JSON */
+    const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine;   /* into the table's JSON */
     int batch, prompt_len, gen_len, calibrate;
     double measured;              /* tokens/s, published */
     double waves_s, launch_s;     /* the modeled time, split */

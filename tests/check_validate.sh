@@ -53,7 +53,7 @@ for r in ran:
         continue
     t = rows[[x["id"] for x in rows].index(r["id"])]
     dt = {"fp8": "int8", "q8_0": "int8"}.get(t["dtype"], t["dtype"])
-    b = json.loads(subprocess.run([hipath, "bounds", "--config", t["config"], "--device", t["gpu"], "--dtype", dt, "--kv-dtype", "fp32",
+    b = json.loads(subprocess.run([hipath, "bounds", "--config", t["config"], "--device", t["gpu"], "--dtype", dt, "--kv-dtype", {"fp8": "int8"}.get(t["kv_dtype"], t["kv_dtype"]),
                                    "--context", str(t["prompt_len"] + t["gen_len"] // 2), "--json"], capture_output=True, text=True).stdout)
     step = r["modeled_waves_s"] + r["modeled_launch_s"]
     check(step >= b["decode"]["t_lower_s"] * 0.999, f"{r['id']}: a modeled decode step {step * 1e3:.3f} ms, the calculator's bound "

@@ -18,6 +18,8 @@ typedef struct {
     int n_blocks;
     int n_layers, kv_dim;    /* kv_dim = n_kv_heads * head_dim */
     float *k, *v;            /* [n_layers][n_blocks][block_size][kv_dim] */
+    int elem_bytes;          /* what an element costs to move: 4 (the f32 slots), or an analytic
+                                device's narrower cache (2 fp16, 1 fp8: nothing reads its slots) */
     int *free_list, n_free;
 } kv_cache;
 

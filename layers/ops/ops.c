@@ -82,7 +82,7 @@ void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float t
 }
 
 void op_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v) {
-    kcost cost = begin("kv_append", 0, 2.0 * 2 * sizeof(float) * b->T * c->kv_dim);
+    kcost cost = begin("kv_append", 0, 2.0 * (sizeof(float) + c->elem_bytes) * b->T * c->kv_dim);   /* k, v read (f32), stored */
     end_tokens(&cost, backend_now()->kv_append(&cost, c, b, l, k, v), b->T);
 }
 
@@ -93,7 +93,7 @@ void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch 
     double keys = 0, kv_read = 0;
     for (int t = 0; t < b->T; t++) keys += b->pos[t] + 1.0;
     for (int i = 0; i < b->n_seqs; i++)
-        kv_read += 2.0 * sizeof(float) * (b->pos[b->row0[i + 1] - 1] + 1) * n_kv_heads * head_dim;
+        kv_read += 2.0 * c->elem_bytes * (b->pos[b->row0[i + 1] - 1] + 1) * n_kv_heads * head_dim;
     kcost cost = begin("attention", 4.0 * keys * n_heads * head_dim, kv_read + 8.0 * b->T * n_heads * head_dim);
     end_tokens(&cost, backend_now()->attention(&cost, out, q, c, b, l, n_heads, n_kv_heads, head_dim), b->T);
 }

@@ -40,7 +40,7 @@ static int init(engine *e, const model *m, int max_step_tokens, int max_batch, i
         engine_free(e);
         return -1;
     }
-    if (kv_init(&e->kv, c->n_layers, c->n_kv_heads * c->head_dim, KV_BLOCK_SIZE, blocks) ||
+    if (kv_init(&e->kv, c->n_layers, c->n_kv_heads * c->head_dim, KV_BLOCK_SIZE, blocks, m->kv_bytes) ||
         forward_state_init(&e->fs, c, max_step_tokens, max_batch) ||
         !(e->logits = malloc((size_t)max_batch * c->vocab_size * sizeof(float))) ||
         !(e->work = malloc(2 * (size_t)c->vocab_size * sizeof(float))) ||

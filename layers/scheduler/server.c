@@ -532,7 +532,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     pthread_mutex_init(&s->ids_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->tick, NULL);
-    if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, err, errlen)
+    if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
     const model_config *c = &s->m.cfg;
     if (forward_split_check(c, rt_device_now()->gpus, err, errlen)) goto fail_model;

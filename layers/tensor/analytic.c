@@ -28,10 +28,20 @@ static int add(model *m, const char *name, dtype dt, int64_t d0, int64_t d1, con
     return 0;
 }
 
-int model_load_analytic(model *m, const char *config_json, const char *dtype_str, char *err, int errlen) {
+/* The KV cache's element: 4, 2 or 1 bytes; 0 for a name it does not know. */
+static int kv_elem_bytes(const char *name) {
+    static const struct { const char *name; int bytes; } K[] = { { "fp32", 4 }, { "fp16", 2 }, { "bf16", 2 }, { "fp8", 1 } };
+    for (size_t i = 0; i < sizeof K / sizeof *K; i++)
+        if (!strcmp(name, K[i].name)) return K[i].bytes;
+    return 0;
+}
+
+int model_load_analytic(model *m, const char *config_json, const char *dtype_str, const char *kv_dtype, char *err, int errlen) {
     memset(m, 0, sizeof *m);
     dtype dt;
     if (weight_dtype(dtype_str, &dt)) { snprintf(err, errlen, "--dtype %s: expected fp32, fp16, bf16, int8, q4_0 or q4_1", dtype_str); return -1; }
+    int kv_bytes = kv_dtype ? kv_elem_bytes(kv_dtype) : 4;
+    if (!kv_bytes) { snprintf(err, errlen, "KV dtype %s: expected fp32, fp16, bf16 or fp8", kv_dtype); return -1; }
     if (model_config_load(&m->cfg, config_json, err, errlen)) return -1;
     const model_config *c = &m->cfg;
     int64_t dim = c->dim, hid = c->hidden_dim, q = (int64_t)c->n_heads * c->head_dim, kv = (int64_t)c->n_kv_heads * c->head_dim;
@@ -76,5 +86,6 @@ int model_load_analytic(model *m, const char *config_json, const char *dtype_str
     snprintf(tok, sizeof tok, "%.*s/tokenizer.json", dl, slash ? config_json : ".");
     if (stat(tok, &st) == 0 && S_ISREG(st.st_mode)) m->tokenizer_path = strdup(tok);
     if (model_bind(m, err, errlen)) { model_free(m); return -1; }
+    m->kv_bytes = kv_bytes;
     return 0;
 }

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks) {
+int kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks, int elem_bytes) {
     memset(c, 0, sizeof *c);
     c->block_size = block_size; c->n_blocks = n_blocks; c->n_layers = n_layers; c->kv_dim = kv_dim;
+    c->elem_bytes = elem_bytes > 0 ? elem_bytes : (int)sizeof(float);
     size_t n = (size_t)n_layers * n_blocks * block_size * kv_dim;
-    c->k = rt_alloc(n * sizeof(float), RT_KV, "kv.k");   /* device memory: only kernels touch it */
-    c->v = rt_alloc(n * sizeof(float), RT_KV, "kv.v");
+    c->k = rt_alloc(n * c->elem_bytes, RT_KV, "kv.k");   /* device memory: only kernels touch it */
+    c->v = rt_alloc(n * c->elem_bytes, RT_KV, "kv.v");
     c->free_list = malloc((size_t)n_blocks * sizeof(int));
     if (!c->k || !c->v || !c->free_list) { kv_free(c); return -1; }
     for (int i = 0; i < n_blocks; i++) c->free_list[i] = n_blocks - 1 - i;   /* pop gives 0, 1, ... */

@@ -8,7 +8,7 @@
 
 #include "layers/common/kv.h"
 
-int  kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks);
+int  kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks, int elem_bytes);
 void kv_free(kv_cache *c);
 /* Give s enough blocks to hold len tokens. 0, or -1 if the pool is short
  * (s keeps what it had). */

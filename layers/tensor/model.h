@@ -65,6 +65,7 @@ typedef struct {
     char *tokenizer_path;    /* tokenizer.json, or NULL */
     float **small;           /* the f32 vectors, owned */
     int nsmall;
+    int kv_bytes;            /* a KV element's bytes: 0, f32 slots; analytic: the KV dtype asked */
 } model;
 
 /* Load a Hugging Face folder (config.json + safetensors) or a .gguf file.
@@ -84,9 +85,11 @@ int model_load_gguf(model *m, const char *file, char *err, int errlen);
 int model_bind(model *m, char *err, int errlen);
 
 /* Analytic: the model of config.json with weights of dtype (fp32 fp16 bf16
- * int8 q4_1) that have shapes but no data (analytic.c); m->files holds one
- * "file" of the matrices' size at address NULL. tokenizer_path is the
- * tokenizer.json beside the config, or NULL. 0, or -1 with a reason. */
-int model_load_analytic(model *m, const char *config_json, const char *dtype, char *err, int errlen);
+ * int8 q4_0 q4_1) that have shapes but no data (analytic.c); m->files holds
+ * one "file" of the matrices' size at address NULL; its KV cache of kv_dtype
+ * (fp32, fp16, bf16, fp8; NULL: fp32, hipath's own), whose slots nothing
+ * reads: only what moving them costs. tokenizer_path is the tokenizer.json
+ * beside the config, or NULL. 0, or -1 with a reason. */
+int model_load_analytic(model *m, const char *config_json, const char *dtype, const char *kv_dtype, char *err, int errlen);
 
 #endif

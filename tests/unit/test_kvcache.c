@@ -9,7 +9,7 @@
 static void reserve_and_release(void **state) {
     (void)state;
     kv_cache c;
-    assert_int_equal(kv_init(&c, 2, 8, 16, 10), 0);
+    assert_int_equal(kv_init(&c, 2, 8, 16, 10, 0), 0);
     assert_int_equal(kv_token_bytes(c.n_layers, c.kv_dim), 2 * 4 * 2 * 8);
     kv_seq a = { 0 }, b = { 0 };
     assert_int_equal(kv_reserve(&c, &a, 17), 0);          /* 17 tokens -> 2 blocks */
