@@ -103,14 +103,19 @@ int lab_profile(const char *name, gpu_profile *g) {
     return gpu_profile_load(g, name, err, sizeof err) ? cli_fail("%s", err) : 0;
 }
 
-int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx, bounds_result *b) {
+int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx,
+                    const bounds_options *opt, bounds_result *b) {
     model_config c;
     char err[512];
     if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
     if (P > c.max_seq_len) P = c.max_seq_len;
     if (ctx > c.max_seq_len) ctx = c.max_seq_len;
     bounds_input in = { dtype, kv, B, P, ctx };
-    return bounds_compute(&c, g, &in, b, err, sizeof err) ? cli_fail("%s: %s", config, err) : 0;
+    return bounds_compute_with(&c, g, &in, opt, b, err, sizeof err) ? cli_fail("%s: %s", config, err) : 0;
+}
+
+int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx, bounds_result *b) {
+    return lab_bounds_with(config, g, dtype, kv, B, P, ctx, &(bounds_options){ 0 }, b);
 }
 
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
@@ -128,6 +133,7 @@ int lab_trace_begin(lab *L, const char *device, const char *model) {
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { backend_close(); return -1; }
     snprintf(cmd, sizeof cmd, "hipath %s %s %s", tag, device, model);
+    if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);   /* which run is which N */
     trace_run_info info = { .db_path = L->db, .perfetto_path = pf, .command = cmd, .model = model,
                             .device = d->name, .clock_domain = d->driver->clock_domain };
     if (trace_open(&info, err, sizeof err)) { backend_close(); return cli_fail("%s", err); }
@@ -370,7 +376,7 @@ int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
 
 /* ---- one lab, start to end ----------------------------------------- */
 
-static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7 };
+static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8 };
 
 /* OUT/labN.json: the lab, its device and profile, the rows; with --json
  * on stdout too. */

@@ -1,5 +1,5 @@
 /*
- * lab.h -- what the seven labs share. Lab N (labs/labN.c, beside its sheet
+ * lab.h -- what the eight labs share. Lab N (labs/labN.c, beside its sheet
  * labN-*.md, whose last section "What `hipath lab N` does" it follows) runs
  * requests through an in-process server into OUT/labN.db (a session),
  * predicts with the calculator (labs/bounds.h), measures with the SQL of
@@ -20,11 +20,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LAB_COUNT 7
+#define LAB_COUNT 8
 #define NA NAN              /* a row's empty predicted or measured cell */
 #define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
 #define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
 #define QWEN3_8B "labs/configs/qwen3-8b.config.json"
+#define LLAMA70B "tests/data/llama-2-70b.config.json"
 
 /* The sweep point the next rows belong to (the CSV's leading columns). */
 typedef struct { const char *model, *device, *dtype, *kv_dtype; int batch, prompt_len, context; } lab_point;
@@ -63,6 +64,7 @@ int lab4(lab *L);
 int lab5(lab *L);
 int lab6(lab *L);
 int lab7(lab *L);
+int lab8(lab *L);
 
 /* ---- rows ---- */
 
@@ -85,6 +87,9 @@ int lab_profile(const char *name, gpu_profile *g);
  * config's max_position_embeddings). 0, or -1 (the reason printed). */
 int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv_dtype,
                int B, int P, int context, bounds_result *b);
+/* The same with options: over opt->tp GPUs (lab 8). */
+int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype, const char *kv_dtype,
+                    int B, int P, int context, const bounds_options *opt, bounds_result *b);
 
 /* ---- sessions: a device, a server, requests, a trace run ---- */
 

@@ -185,7 +185,61 @@ def lab7(doc, ax):
     ax.legend(fontsize=7, loc="center right")
 
 
-CHARTS = {1: (lab1, 1), 2: (lab2, 1), 3: (lab3, 1), 4: (lab4, 2), 5: (lab5, 2), 6: (lab6, 2), 7: (lab7, 1)}
+def lab8(doc, ax):
+    step, speed = ax
+    gpus = list(dict.fromkeys(r["device"].split(" x ")[1] for r in rows(doc, "fits")))
+    one = lambda q, d, col="measured": next((r[col] for r in rows(doc, q, device=d)), None)
+    labels, parts, bound = [], [], []
+    for g in gpus:
+        for n in (1, 2, 4, 8):
+            d = f"{n} x analytic:{g}"
+            labels.append(f"{n} x {g}")
+            t = one("t_step", d)
+            if t is None:   # not run: it does not fit
+                parts.append(None)
+                bound.append(one("t_step", f"{n} x {g}", "predicted"))
+                continue
+            split, waves, launch, ar = one("split_s", d), one("waves_s", d), one("launch_s", d), one("all_reduce_s", d)
+            parts.append((split, waves - split, launch, ar, t - waves - launch - ar))
+            bound.append(one("t_step", d, "predicted"))
+    names = ("split work: the matmuls' waves", "replicated: norms, residual adds", "launch latency (CUDA graphs would cut it)",
+             "ring all-reduces", "gather, copies")
+    colors = ("tab:blue", "tab:cyan", "tab:orange", "tab:red", "tab:gray")
+    x = range(len(labels))
+    bottom = [0.0] * len(labels)
+    for k, (name, color) in enumerate(zip(names, colors)):
+        v = [p[k] * 1e3 if p else 0 for p in parts]
+        step.bar(x, v, bottom=bottom, color=color, label=name)
+        bottom = [b + h for b, h in zip(bottom, v)]
+    step.plot(x, [b * 1e3 for b in bound], "k_", markersize=16, mew=2, label="the bound: parallel.decode.step_s (calculator)")
+    for i, p in enumerate(parts):
+        if p is None:
+            step.text(i, bound[i] * 1e3 / 2, "does not fit:\nthe bound only", ha="center", va="center", fontsize=7, rotation=90)
+    step.set_xticks(list(x), labels, fontsize=7, rotation=30)
+    step.set_ylabel("a decode step on GPU 0, ms (modeled), B = 1", fontsize=8)
+    step.set_title("Lab 8: Llama-2-70B bf16, the decode step and its parts against N", fontsize=9)
+    step.legend(fontsize=6)
+    for k, g in enumerate(gpus):
+        color = f"C{k}"
+        runs = [r for r in rows(doc, "speedup") if r["device"].endswith(f"analytic:{g}")]
+        n0 = min(int(r["device"].split(" x ")[0]) for r in rows(doc, "f_serial") if r["device"].endswith(f"analytic:{g}"))
+        pts = [(n0, 1.0)] + sorted((int(r["device"].split(" x ")[0]), r["measured"]) for r in runs)
+        amd = [(n0, 1.0)] + sorted((int(r["device"].split(" x ")[0]), r["predicted"]) for r in runs)
+        ring = [(n0, 1.0)] + sorted((int(r["device"].split(" x ")[0]), r["predicted"]) for r in rows(doc, "speedup_ring")
+                                    if r["device"].endswith(f"analytic:{g}"))
+        xy(speed, pts, "o-", color=color, label=f"{g}: measured (modeled), over {n0} GPU{'s' if n0 > 1 else ''}")
+        xy(speed, amd, "s--", color=color, label=f"{g}: Amdahl, f from N = {n0}")
+        xy(speed, ring, "^:", color=color, label=f"{g}: Amdahl + the ring's all-reduces")
+        xy(speed, [(n, n / n0) for n, _ in pts], "-", color=color, alpha=0.25, linewidth=4, label=f"{g}: ideal N / {n0}")
+    speed.set_xscale("log", base=2)
+    speed.set_xticks([1, 2, 4, 8], ["1", "2", "4", "8"])
+    speed.set_xlabel("GPUs N (tensor parallel)")
+    speed.set_ylabel("decode step speed-up over the smallest N that fits")
+    speed.set_title("Amdahl again: launches and all-reduces do not split", fontsize=9)
+    speed.legend(fontsize=6)
+
+
+CHARTS = {1: (lab1, 1), 2: (lab2, 1), 3: (lab3, 1), 4: (lab4, 2), 5: (lab5, 2), 6: (lab6, 2), 7: (lab7, 1), 8: (lab8, 2)}
 
 
 def main():

@@ -128,6 +128,27 @@ const DRAW = {
                { name: c("host"), color: "#e0892b", values: share.map(s => 1 - s) }] }),
       devs.map(d => rows("speedup_amdahl", { device: d }).map(r => `${d}: 2x → ${c("amdahl")} ${r.predicted?.toFixed(3)}x, ${c("measured_x")} ${r.measured?.toFixed(3)}x`).join("")).filter(Boolean).join(" · "));
   },
+  8() {
+    // the decode step on GPU 0 and its parts, for each run (N x analytic:GPU): all modeled
+    const devs = distinct("device", rows("split_s")), one = (q, d) => rows(q, { device: d })[0]?.measured ?? 0;
+    const ms = f => devs.map(d => f(d) * 1e3);
+    card(hp.t("labtitle")[8], barChart({ stacked: true, categories: devs.map(d => d.replace("analytic:", "")), ylabel: c("tp_step"), width: 820, height: 380,
+      groups: [{ name: c("tp_split"), color: "#3b7dd8", values: ms(d => one("split_s", d)) },
+               { name: c("tp_repl"), color: "#8fc1e8", values: ms(d => one("waves_s", d) - one("split_s", d)) },
+               { name: c("tp_launch"), color: "#e0892b", values: ms(d => one("launch_s", d)) },
+               { name: c("tp_ar"), color: "#c0392b", values: ms(d => one("all_reduce_s", d)) },
+               { name: c("tp_other"), color: "#999", values: ms(d => one("t_step", d) - one("waves_s", d) - one("launch_s", d) - one("all_reduce_s", d)) }] }),
+      devs.map(d => `${d.replace("analytic:", "")}: ${c("bound")} ${(rows("t_step", { device: d })[0]?.predicted * 1e3).toFixed(2)} ms`).join(" · "));
+    const gpus = [...new Set(devs.map(d => d.split(":")[1]))], series = [];
+    gpus.forEach((g, k) => {
+      const color = PALETTE[k % PALETTE.length], mine = q => rows(q).filter(r => r.device.endsWith(":" + g));
+      const n0 = Math.min(...mine("f_serial").map(r => parseInt(r.device))), at = (q, col) => mine(q).map(r => [parseInt(r.device), r[col]]);
+      series.push({ name: `${g}: ${c("tp_measured")} ${n0}`, color, points: [[n0, 1], ...at("speedup", "measured")] });
+      series.push({ name: `${g}: ${c("amdahl")}`, color, dash: "5 3", points: [[n0, 1], ...at("speedup", "predicted")] });
+      series.push({ name: `${g}: ${c("tp_ring")}`, color, dash: "2 3", points: [[n0, 1], ...at("speedup_ring", "predicted")] });
+    });
+    card(c("tp_speedup"), lineChart({ series, xlog: true, xlabel: c("tp_n"), ylabel: c("tp_speedup"), xname: "N", yname: "x", width: 620, height: 380 }));
+  },
 };
 
 async function show(device) {
@@ -154,7 +175,7 @@ async function show(device) {
 async function main() {
   await hp.header("labs");
   const nav = document.getElementById("labs-nav");
-  for (let n = 1; n <= 7; n++) {
+  for (let n = 1; n <= 8; n++) {
     const a = document.createElement("a");
     a.href = `/labs/${n}`;
     a.textContent = `${n}. ${hp.t("labtitle")[n]}`;
