@@ -37,6 +37,8 @@ typedef struct {
     uint64_t t0;          /* when layer 4 began the op (trace_now_ns()); 0: unread */
     int split;            /* tensor parallelism: the work is split evenly over this many GPUs,
                              each running a shard; 1: every GPU runs it whole */
+    int split_in;         /* ... along its input: each GPU launches the whole grid, each
+                             workgroup 1/split of the reduction (a row-split matmul) */
 } kcost;
 
 typedef struct {

@@ -4,7 +4,8 @@
 # earlier output:
 # - --tp 1 is today's run: the same reply, the same GPU slices and times,
 #   one "stream 0" track, no collective; --tp 2 on sim computes the same reply;
-# - N GPUs: N lane groups "GPU g/stream 0", the same kernels on each;
+# - N GPUs: N lane groups (a column split launches 1/N of the grid, a row
+#   split the whole grid, each workgroup 1/N of the input); "GPU g/stream 0", the same kernels on each;
 #   2 n_layers + 1 all-reduces a forward, each lasting the ring's
 #   2(N-1)/N x bytes / beta_ring + 2(N-1) alpha (beta_ring by the
 #   topology's rule, from the profile JSON); the gather (N-1) bytes / beta_ring
@@ -41,7 +42,7 @@ else
 fi
 
 # 2. N GPUs on a switch (NVLink), a mesh (xGMI) and the host (PCIe).
-for run in "h100 4" "mi300x 2" "w7900 2" "h100 2" "h100 1"; do
+for run in "h100 1" "h100 4" "mi300x 2" "w7900 2" "h100 2"; do
   set -- $run
   "$HIPATH" run --analytic --config tests/data/llama-2-7b.config.json --dtype bf16 --device "$1" --tp "$2" \
     --max-tokens 3 --ignore-eos --trace-db "$tmp/$1-$2.db" --perfetto "$tmp/$1-$2.pftrace" Hi > /dev/null 2> "$tmp/err" ||
@@ -49,8 +50,8 @@ for run in "h100 4" "mi300x 2" "w7900 2" "h100 2" "h100 1"; do
   [ "$2" = 1 ] && continue
   protoc --decode=perfetto.protos.Trace -I trace trace/perfetto_trace.proto < "$tmp/$1-$2.pftrace" > "$tmp/$1-$2.txt" 2>/dev/null ||
     { echo "FAIL: protoc cannot decode $1 --tp $2"; fail=1; continue; }
-  python3 - "$tmp/$1-$2.db" "layers/gpu/profiles/$1.json" "$2" "$tmp/$1-$2.txt" <<'PY' || fail=1
-import json, re, sqlite3, sys
+  python3 - "$tmp/$1-$2.db" "layers/gpu/profiles/$1.json" "$2" "$tmp/$1-$2.txt" "$tmp/$1-1.db" <<'PY' || fail=1
+import json, os, re, sqlite3, sys
 from collections import Counter
 db, prof, N, pf = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2])), int(sys.argv[3]), open(sys.argv[4]).read()
 cfg = json.load(open("tests/data/llama-2-7b.config.json"))
@@ -88,6 +89,14 @@ gpu = dict(db.execute("SELECT json_extract(args, '$.op'), sum(json_extract(args,
 for op, share in [("q_proj", N), ("o_proj", N), ("down_proj", N), ("lm_head", N), ("attention", N), ("attn_norm", 1)]:
     if abs(gpu.get(op, -1) * share - ops.get(op, 0)) > 1e-6 * ops.get(op, 1):
         err.append(f"{op}: GPU 0 does {gpu.get(op)} FLOPs of the op's {ops.get(op)}, not 1/{share}")
+# a column split launches 1/N of the grid; a row split (o, down) the whole grid, each workgroup 1/N of K
+one = sys.argv[5]
+if os.path.exists(one):
+    q = ("SELECT json_extract(args, '$.op'), max(json_extract(args, '$.workgroups')) FROM slices WHERE layer = 1 AND track = 1 "
+         "AND step = 1 GROUP BY 1")
+    g1, gn = dict(sqlite3.connect(one).execute(q)), dict(db.execute(q))
+    for op, want in [("q_proj", -(-g1["q_proj"] // N)), ("gate_proj", -(-g1["gate_proj"] // N)), ("o_proj", g1["o_proj"]), ("down_proj", g1["down_proj"])]:
+        if gn[op] != want: err.append(f"{op}: {gn[op]} workgroups a GPU, not {want}")
 # flows: the forward fans out to every GPU; every other GPU's gather joins GPU 0's
 fan = db.execute("SELECT count(DISTINCT b.track) FROM flows f JOIN slices a ON a.id = f.from_slice JOIN slices b ON b.id = f.to_slice "
                  "WHERE a.layer = 5 AND a.name = 'forward' AND b.layer = 1 AND a.step = 1").fetchone()[0]

@@ -132,6 +132,17 @@ void trace_clock_wait(uint64_t t)
     raise_floor(t);
 }
 
+void trace_clock_blocked(uint64_t t, uint64_t end)
+{
+    uint64_t cpu;
+    if (!trace_clock_is_virtual()) return;
+    mine(&cpu);
+    if (end < t) end = t;
+    set_mine(end, cpu);
+    me.modeled += end - t;
+    raise_floor(end);
+}
+
 trace_stamp trace_clock_stamp(void)
 {
     uint64_t cpu;

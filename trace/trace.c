@@ -76,6 +76,7 @@ static struct {
     sem_t wake;                /* posted to start a flush now */
     _Atomic int kicked, stop;  /* kicked: wake is posted and not yet taken */
     _Atomic int flush_asked;   /* the post asks for a flush, not only for pages */
+    _Atomic int urged;         /* a thread waits for the flusher: it runs at normal priority */
     _Atomic uint64_t every_ns; /* trace_flush_every: write at least this often (0: when quiet) */
     _Atomic uint64_t room;     /* ... the backlog a ring may hold (TRACE_RING_BYTES, or less) */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER, .room = TRACE_RING_BYTES };
@@ -355,9 +356,12 @@ static int flush_locked(char *err, int errlen)
     return rc;
 }
 
+static void urge_flusher(void);
+
 int trace_flush(char *err, int errlen)
 {
     if (!trace_enabled()) return 0;
+    urge_flusher();   /* it may hold the lock, mid-write */
     pthread_mutex_lock(&T.sink_lock);
     int rc = flush_locked(err, errlen);
     pthread_mutex_unlock(&T.sink_lock);
@@ -374,6 +378,18 @@ static void wake_flusher(int flush)
         sem_post(&T.wake);
 }
 static void kick(void) { wake_flusher(1); }
+
+/* The flusher writes at idle priority, taking no core from the recorders
+ * (below). But a thread that waits for it (a full ring; trace_flush, whose
+ * lock it may hold mid-write) needs it now, and a busy machine (a class's,
+ * a shared CI host's) may give an idle thread no time for seconds: two
+ * busy loops made a lab's run 40x slower. The waiter lifts it to normal
+ * priority; it goes back to idle once a flush finds nobody urging. */
+static void urge_flusher(void)
+{
+    if (!atomic_load(&T.every_ns) && !atomic_exchange(&T.urged, 1))
+        pthread_setschedparam(T.flusher, SCHED_OTHER, &(struct sched_param){ 0 });
+}
 
 /* Each ring gets the pages it was promised, and one whose recorder has
  * used half its pages POPULATE more. */
@@ -425,6 +441,7 @@ static void *flusher(void *arg)
         /* one message per run: the same failure would repeat every time */
         if (flush_locked(err, sizeof err) && !T.flush_failed++) fprintf(stderr, "trace: %s\n", err);
         pthread_mutex_unlock(&T.sink_lock);
+        if (!every && atomic_exchange(&T.urged, 0)) pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
     }
     return NULL;
 }
@@ -437,6 +454,7 @@ static int start_flusher(void)
     atomic_store(&T.stop, 0);
     atomic_store(&T.kicked, 0);
     atomic_store(&T.flush_asked, 0);
+    atomic_store(&T.urged, 0);
     if (sem_init(&T.wake, 0, 0)) return -1;
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&T.flusher, NULL, flusher, NULL);
@@ -528,6 +546,7 @@ static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room)
     uint64_t start = mono_ns();
     while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > room) {
         kick();
+        urge_flusher();
         nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
     }
     wait_stats(mono_ns() - start);

@@ -121,6 +121,10 @@ trace_stamp trace_clock_stamp(void);
 void     trace_clock_receive(trace_stamp s);  /* this thread learns of s: moves to it if behind */
 void     trace_clock_rewind(uint64_t t);      /* back to t: the CPU's emulation of the device is not time */
 void     trace_clock_wait(uint64_t t);        /* the host waited for the device until t (modeled) */
+/* The host was blocked from t until the device's end: its clock goes to end,
+ * end - t of it modeled, whatever the clock read in between (a thread
+ * descheduled there is charged up to 20 us of wall time, clock.c). */
+void     trace_clock_blocked(uint64_t t, uint64_t end);
 uint64_t trace_clock_modeled(void);           /* modeled ns in this thread's history */
 /* A stamp on the wire between a client and a server of one process (an
  * HTTP header, an SSE comment): write this thread's, "pid:t:modeled"; read

@@ -18,14 +18,16 @@ static int wave(void) { return sim_profile()->wavefront_size; }
 static int twin(void) { return rt_device_now()->driver->has_data; }
 
 /* Launch `kernel` with shape d; returns when emulation starts. Split over
- * GPUs, each GPU launches 1/split of the grid, FLOPs and bytes. */
+ * GPUs, each GPU does 1/split of the FLOPs and bytes: with 1/split of the
+ * grid (its outputs), or along the input with the whole grid, each
+ * workgroup's loop 1/split as long. */
 static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     sim_kernel k;
     char err[256];
     const gpu_profile *g = sim_profile();
     int n = c->split > 1 ? c->split : 1;
     double flops = c->flops / n, bytes = c->bytes / n;
-    d.grid = (d.grid + n - 1) / n;
+    if (!c->split_in) d.grid = (d.grid + n - 1) / n;
     if (sim_model(g, d.grid, d.block, flops, bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();

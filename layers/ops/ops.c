@@ -9,17 +9,17 @@
 #include "trace/trace.h"
 
 static _Thread_local int64_t where_req = -1, where_step = -1;
-static _Thread_local int split = 1;
+static _Thread_local int split = 1, split_in;
 
 void ops_set_where(int64_t req, int64_t step) { where_req = req; where_step = step; }
-void ops_set_split(int n) { split = n > 1 ? n : 1; }
+void ops_set_split(int n, int along) { split = n > 1 ? n : 1; split_in = along == SPLIT_IN; }
 
 /* The op's cost, which goes down to the kernel, and its start. The clock
  * is read only when something uses it: the trace, or a launch (on a
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static kcost begin(const char *name, double flops, double bytes) {
     int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0, split };
+    return (kcost){ name, flops, bytes, DT_F32, where_step, timed ? trace_now_ns() : 0, split, split_in };
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the

@@ -14,9 +14,12 @@
 /* Which request and step the following ops belong to (for the trace). */
 void ops_set_where(int64_t req, int64_t step);
 /* Tensor parallelism: the following ops' work is split evenly over n GPUs,
- * each running a shard (1: every GPU runs them whole). Layer 5's plan says
- * which ops split (forward.c). */
-void ops_set_split(int n);
+ * each running a shard (1: every GPU runs them whole), along their output
+ * (columns, heads: each GPU its own outputs) or their input (rows: each GPU
+ * all outputs, partial sums over 1/n of the input). Layer 5's plan says
+ * which ops split how (forward.c). */
+enum { SPLIT_OUT, SPLIT_IN };
+void ops_set_split(int n, int along);
 
 /* The backend's own copies of the weights: made once when a model is bound,
  * freed with it (see backend.h's prepare_weight). 1: copied, W's bytes are

@@ -33,13 +33,11 @@ static void copy_modeled(void *dst, const void *src, size_t n, enum copy_dir dir
     if (rt_device_now()->driver->has_data) { if (dst != src) memcpy(dst, src, n); }
     else if (dir == COPY_D2H) memset(dst, 0, n);
     trace_clock_rewind(t0);                                   /* modeled time replaces the memcpy's */
-    sim_copy(dir, (double)n, step);
-    if (async) return;
+    uint64_t end = sim_copy(dir, (double)n, step);
     /* The host is blocked from the copy's start to its end: recording its
-     * slice is not host time that could run past the end (a thread
-     * descheduled there once left a sync copy with no modeled wait). */
-    trace_clock_rewind(t0);
-    sim_wait();
+     * slice is not host time, nor is a deschedule between here and a clock
+     * read (a busy machine's left sync copies with no modeled wait twice). */
+    if (!async) trace_clock_blocked(t0, end);
 }
 static void sim_load_code(const void *k) { (void)k; }
 static void all_reduce(double bytes, int64_t step) { sim_all_reduce("allReduce", bytes, step); }

@@ -120,9 +120,9 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     for (int i = 0; i < n_seqs; i++)   /* a first token's way up starts at the device's first kernel (cpu: the op) */
         if (seqs[i].first && seqs[i].logits)
             trace_flow_out_at(backend_now()->launches ? L_GPU : L_OPS, trace_request_flow(seqs[i].req, HOP_COMPUTED));
-    ops_set_split(tp);
+    ops_set_split(tp, SPLIT_OUT);
     op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
-    ops_set_split(1);
+    ops_set_split(1, SPLIT_OUT);
     if (tp > 1) op_all_reduce("embed_all_reduce", T, dim);   /* each GPU found the ids of its rows */
 
     for (int l = 0; l < c->n_layers; l++) {
@@ -130,7 +130,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        ops_set_split(tp);   /* each GPU: its heads */
+        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its heads */
         op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
         op_matmul("k_proj", s->k, s->xb, L->wk, L->bk, T);
         op_matmul("v_proj", s->v, s->xb, L->wv, L->bv, T);
@@ -142,18 +142,20 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_rope(s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
         op_kv_append(kv, &s->batch, l, s->k, s->v);
         op_attention(s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
+        ops_set_split(tp, SPLIT_IN);
         op_matmul("o_proj", s->xb, s->att, L->wo, NULL, T);
-        ops_set_split(1);
+        ops_set_split(1, SPLIT_OUT);
         if (tp > 1) op_all_reduce("attn_all_reduce", T, dim);   /* Wo's partial sums */
         op_add("residual", s->x, s->xb, T, dim);
 
         op_rmsnorm("ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
-        ops_set_split(tp);   /* each GPU: its columns of the FFN */
+        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its columns of the FFN */
         op_matmul("gate_proj", s->gate, s->xb, L->w_gate, NULL, T);
         op_matmul("up_proj", s->up, s->xb, L->w_up, NULL, T);
         op_silu_mul(s->gate, s->up, T, c->hidden_dim);
+        ops_set_split(tp, SPLIT_IN);
         op_matmul("down_proj", s->xb, s->gate, L->w_down, NULL, T);
-        ops_set_split(1);
+        ops_set_split(1, SPLIT_OUT);
         if (tp > 1) op_all_reduce("mlp_all_reduce", T, dim);   /* Wdown's partial sums */
         op_add("residual", s->x, s->xb, T, dim);
 
@@ -167,9 +169,9 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             if (seqs[i].logits)
                 rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), COPY_D2D, step);
         op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
-        ops_set_split(tp);
+        ops_set_split(tp, SPLIT_OUT);
         op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
-        ops_set_split(1);
+        ops_set_split(1, SPLIT_OUT);
         if (tp > 1) op_gather("logits_gather", n_logits, c->vocab_size);   /* the join: GPU 0 samples */
         /* Back up to the host: the copy waits for every kernel queued before it. */
         for (int i = 0, r = 0; i < n_seqs; i++) {
