@@ -92,9 +92,12 @@ else ifeq ($(HIP),cpu)
 HIP_CPU_API := layers/runtime/hip/hip_cpu_api.h layers/runtime/hip/hip_cpu.h
 HIP_OBJ := $(filter-out %/jit.cpu.o,$(HIP_OBJ)) $(BUILD)/obj/layers/runtime/hip/jit_cpu.cpu.o
 LDLIBS  += -lstdc++
+# -MMD: the host code includes the C layers' headers (runtime.h's driver
+# table, backend.h's kcost): a change there must rebuild it (the Makefile
+# includes $(BUILD)/obj's .d files).
 $(BUILD)/obj/%.cpu.o: %.hip $(HIP_DEPS) $(HIP_CPU_API)
 	@mkdir -p $(dir $@)
-	$(CXX) -x c++ $(HIP_FLAGS) -DHIPATH_HIP_CPU -g -Wall -Wextra -Wno-missing-field-initializers -Wno-format-truncation $(SAN) -c $< -o $@
+	$(CXX) -x c++ $(HIP_FLAGS) -DHIPATH_HIP_CPU -g -Wall -Wextra -Wno-missing-field-initializers -Wno-format-truncation $(SAN) -MMD -MP -c $< -o $@
 $(BUILD)/obj/%.cpu.o: %.cpp layers/runtime/hip/jit.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(HIP_FLAGS) -g -Wall -Wextra $(SAN) -c $< -o $@
