@@ -77,6 +77,17 @@ static cJSON *parallel_phase_json(cJSON *j, const bounds_parallel_phase *q, cons
 
 /* "parallel": a GPU's share over tp x pp GPUs; the decode step's figures
  * at its top, the prefill's in its own object. */
+
+/* A capacity's terms, the whole model's or one GPU's, into cap. */
+static cJSON *capacity_json(cJSON *cap, const bounds_capacity *c) {
+    cJSON_AddBoolToObject(cap, "fits", c->fits);
+    cJSON_AddNumberToObject(cap, "weights_bytes", c->weights_bytes);
+    cJSON_AddNumberToObject(cap, "kv_bytes", c->kv_bytes);
+    cJSON_AddNumberToObject(cap, "workspace_bytes", c->workspace_bytes);
+    cJSON_AddNumberToObject(cap, "device_bytes", c->device_bytes);
+    cJSON_AddNumberToObject(cap, "total_bytes", c->total_bytes);
+    return cap;
+}
 static cJSON *parallel_json(const gpu_profile *g, const bounds_parallel *p) {
     cJSON *j = cJSON_CreateObject(), *cap = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "tp", p->tp);
@@ -90,13 +101,7 @@ static cJSON *parallel_json(const gpu_profile *g, const bounds_parallel *p) {
     cJSON_AddItemToObject(j, "stage_layers", cJSON_CreateIntArray(p->stage_layers, p->pp));
     cJSON_AddNumberToObject(j, "fullest_stage", p->fullest);
     cJSON_AddNumberToObject(j, "kv_bytes_per_token_per_gpu", p->kv_bytes_per_token);
-    cJSON_AddNumberToObject(cap, "weights_bytes", p->per_gpu.weights_bytes);
-    cJSON_AddNumberToObject(cap, "kv_bytes", p->per_gpu.kv_bytes);
-    cJSON_AddNumberToObject(cap, "workspace_bytes", p->per_gpu.workspace_bytes);
-    cJSON_AddNumberToObject(cap, "total_bytes", p->per_gpu.total_bytes);
-    cJSON_AddNumberToObject(cap, "device_bytes", p->per_gpu.device_bytes);
-    cJSON_AddBoolToObject(cap, "fits", p->per_gpu.fits);
-    cJSON_AddItemToObject(j, "per_gpu", cap);
+    cJSON_AddItemToObject(j, "per_gpu", capacity_json(cap, &p->per_gpu));
     parallel_phase_json(j, &p->decode, "decode_step_s");
     cJSON_AddNumberToObject(j, "b_fit", (double)p->b_fit);
     cJSON_AddItemToObject(j, "prefill", parallel_phase_json(cJSON_CreateObject(), &p->prefill, "step_s"));
@@ -122,12 +127,7 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddNumberToObject(j, "params", (double)r->params);
     cJSON_AddNumberToObject(j, "weights_bytes", r->weights_bytes);
     cJSON_AddNumberToObject(j, "kv_bytes_per_token", r->kv_bytes_per_token);
-    cJSON_AddBoolToObject(cap, "fits", r->capacity.fits);
-    cJSON_AddNumberToObject(cap, "weights_bytes", r->capacity.weights_bytes);
-    cJSON_AddNumberToObject(cap, "kv_bytes", r->capacity.kv_bytes);
-    cJSON_AddNumberToObject(cap, "workspace_bytes", r->capacity.workspace_bytes);
-    cJSON_AddNumberToObject(cap, "device_bytes", r->capacity.device_bytes);
-    cJSON_AddNumberToObject(cap, "total_bytes", r->capacity.total_bytes);
+    capacity_json(cap, &r->capacity);
     cJSON_AddStringToObject(cap, "device_gb", opt->decimal_gb ? "decimal" : "binary");
     cJSON_AddStringToObject(cap, "workspace", opt->workspace_bytes > 0 ? "fixed" : "estimate");
     cJSON_AddItemToObject(j, "capacity", cap);
