@@ -126,7 +126,34 @@ else
   echo "FAIL: decode step GPU busy $b1 / $b2 / $b4 ns at 1 / 2 / 4 GPUs"; fail=1
 fi
 
-# 4. Refusals, one line each.
+# 4. serve --analytic --tp 2 answers an OpenAI request; its trace has both GPUs' lanes.
+"$HIPATH" serve --analytic --config tests/data/llama-2-7b.config.json --dtype bf16 --device h100 --tp 2 --port 0 \
+  --trace-db "$tmp/serve.db" > "$tmp/serve.log" 2>&1 &
+pid=$! port=
+for _ in $(seq 1 300); do
+  port=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' "$tmp/serve.log")
+  [ -n "$port" ] || ! kill -0 $pid 2>/dev/null && break
+  sleep 0.1
+done
+reply=$(curl -s "http://127.0.0.1:$port/v1/chat/completions" -H "Content-Type: application/json" \
+  -d '{"model": "llama-2-7b", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "ignore_eos": true}')
+kill -TERM $pid 2>/dev/null; wait $pid
+python3 - "$reply" "$tmp/serve.db" <<'PY' || { fail=1; tail -n 5 "$tmp/serve.log"; }
+import json, sqlite3, sys
+try: r = json.loads(sys.argv[1])
+except ValueError: sys.exit(f"FAIL serve --tp 2: no JSON reply: {sys.argv[1][:200]!r}")
+db = sqlite3.connect(sys.argv[2])
+tracks = [t for (t,) in db.execute("SELECT name FROM tracks WHERE layer = 1 ORDER BY track")]
+forwards = db.execute("SELECT count(*) FROM slices WHERE layer = 5 AND name = 'forward'").fetchone()[0]
+ar = db.execute("SELECT count(*) FROM slices WHERE layer = 1 AND name = 'allReduce'").fetchone()[0]
+calls = db.execute("SELECT count(*) FROM slices WHERE layer = 2 AND name = 'ncclAllReduce'").fetchone()[0]
+if r.get("usage", {}).get("completion_tokens") != 3 or tracks != ["GPU 0/stream 0", "GPU 1/stream 0"] or forwards != 3 \
+        or ar != 2 * forwards * (2 * 32 + 1) or calls != forwards * (2 * 32 + 1):
+    sys.exit(f"FAIL serve --tp 2: usage {r.get('usage')}, tracks {tracks}, {forwards} forwards, {ar} allReduce slices, {calls} calls")
+print(f"ok serve --analytic --tp 2: 3 tokens over HTTP; {forwards} forwards, {calls} ncclAllReduce calls, each on both GPUs")
+PY
+
+# 5. Refusals, one line each.
 python3 -c "import json; p = json.load(open('layers/gpu/profiles/h100.json')); p.pop('interconnect'); json.dump(p, open('$tmp/nolink.json', 'w'))"
 refuse() {   # want-in-message, args...
   want=$1; shift
