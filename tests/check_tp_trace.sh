@@ -97,6 +97,11 @@ if os.path.exists(one):
     g1, gn = dict(sqlite3.connect(one).execute(q)), dict(db.execute(q))
     for op, want in [("q_proj", -(-g1["q_proj"] // N)), ("gate_proj", -(-g1["gate_proj"] // N)), ("o_proj", g1["o_proj"]), ("down_proj", g1["down_proj"])]:
         if gn[op] != want: err.append(f"{op}: {gn[op]} workgroups a GPU, not {want}")
+# v_steps' device time is one GPU's (each runs the same), not the sum of N
+vs = dict(db.execute("SELECT step, gpu_ns FROM v_steps"))
+g0 = dict(db.execute("SELECT step, sum(dur_ns) FROM slices WHERE layer = 1 AND track = 1 AND kind = 'slice' AND step IS NOT NULL GROUP BY step"))
+if not vs or any(vs[k] != g0.get(k) for k in vs):
+    err.append(f"v_steps.gpu_ns {vs} is not GPU 0's {g0}")
 # flows: the forward fans out to every GPU; every other GPU's gather joins GPU 0's
 fan = db.execute("SELECT count(DISTINCT b.track) FROM flows f JOIN slices a ON a.id = f.from_slice JOIN slices b ON b.id = f.to_slice "
                  "WHERE a.layer = 5 AND a.name = 'forward' AND b.layer = 1 AND a.step = 1").fetchone()[0]
