@@ -81,9 +81,9 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
         fprintf(stderr, "  %-12s %-4s %10s %-8s %6s  %s\n", "layer", "dir", "time", "clock", "share", "what happened to the data");
         for (int i = 0; i < n; i++) {
             by_clock[rows[i].clock] += rows[i].self_s;
-            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %-8s %5.1f%%  %.150s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
+            fprintf(stderr, "  %d %-10s %-4s %7.3f ms %-8s %5.1f%%  %.260s%s\n", rows[i].layer, trace_layer_name(rows[i].layer),
                     rows[i].dir == DIR_DOWN ? "down" : "up", rows[i].self_s * 1e3, trace_clock_name(rows[i].clock),
-                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 150 ? "..." : "");
+                    total > 0 ? 100 * rows[i].self_s / total : 0, rows[i].what, strlen(rows[i].what) > 260 ? "..." : "");
         }
         if (modeled)
             fprintf(stderr, "  %-17s %7.3f ms %-8s 100.0%%  = %.3f ms measured (host) + %.3f ms modeled (device)\n", "total",
@@ -190,7 +190,7 @@ int cmd_run(int argc, char **argv) {
     char err[512], base[256], model[256], adev[200];
     if (analytic && (url || !config)) return cli_fail("run --analytic: needs --config CONFIG.json and no --url");
     if (config && !analytic) return cli_fail("run: --config is for --analytic (a real run takes --model DIR)");
-    if (url && (tokenizer || reply || web_too)) return cli_fail("run: --tokenizer, --reply and --web are the in-process server's, not --url's");
+    if (url && (tokenizer || reply || web_too || tp > 1)) return cli_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
     if (analytic) {
         cli_analytic_device(device, adev, sizeof adev);
         device = adev;

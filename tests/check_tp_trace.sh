@@ -41,6 +41,22 @@ else
   echo "FAIL: --tp 1 is not the run without --tp"; fail=1
 fi
 
+# Past N = KV heads a GPU keeps one KV head, repeated (as vLLM): its KV work is
+# 1/KV heads of the op's, its query work 1/N (tiny-hi: 4 heads, 2 KV heads).
+"$HIPATH" run --device sim:h100 --tp 4 --max-tokens 3 --trace-db "$tmp/kv4.db" Hi > /dev/null 2>&1 || { echo "FAIL: sim:h100 --tp 4"; fail=1; }
+python3 - "$tmp/kv4.db" models/tiny-hi/config.json <<'PY' || fail=1
+import json, sqlite3, sys
+db, c = sqlite3.connect(sys.argv[1]), json.load(open(sys.argv[2]))
+N, kv = 4, min(4, c.get("num_key_value_heads", c["num_attention_heads"]))
+ops = dict(db.execute("SELECT name, sum(json_extract(args, '$.flops')) FROM slices WHERE layer = 4 AND step = 1 GROUP BY name"))
+gpu = dict(db.execute("SELECT json_extract(args, '$.op'), sum(json_extract(args, '$.flops')) FROM slices "
+                      "WHERE layer = 1 AND track = 1 AND step = 1 GROUP BY 1"))
+bad = [(op, share) for op, share in [("q_proj", N), ("k_proj", kv), ("v_proj", kv), ("attention", kv)]
+       if abs(gpu[op] * share - ops[op]) > 1e-6 * ops[op]]
+if bad: sys.exit(f"FAIL --tp 4 past {kv} KV heads: not 1/share of the op: {bad}")
+print(f"ok --tp 4 past {kv} KV heads: q_proj 1/{N} a GPU, k v and attention 1/{kv}")
+PY
+
 # 2. N GPUs on a switch (NVLink), a mesh (xGMI) and the host (PCIe).
 for run in "h100 1" "h100 4" "mi300x 2" "w7900 2" "h100 2"; do
   set -- $run

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -30,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "trace/trace_sink.h"
 
@@ -77,6 +79,8 @@ static struct {
     _Atomic int kicked, stop;  /* kicked: wake is posted and not yet taken */
     _Atomic int flush_asked;   /* the post asks for a flush, not only for pages */
     _Atomic int urged;         /* a thread waits for the flusher: it runs at normal priority */
+    _Atomic int running;       /* the flusher thread exists (urge may name it) */
+    int idle_ok;               /* it may go idle: this process may lift it back (urge_flusher) */
     _Atomic uint64_t every_ns; /* trace_flush_every: write at least this often (0: when quiet) */
     _Atomic uint64_t room;     /* ... the backlog a ring may hold (TRACE_RING_BYTES, or less) */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER, .room = TRACE_RING_BYTES };
@@ -361,8 +365,10 @@ static void urge_flusher(void);
 int trace_flush(char *err, int errlen)
 {
     if (!trace_enabled()) return 0;
-    urge_flusher();   /* it may hold the lock, mid-write */
-    pthread_mutex_lock(&T.sink_lock);
+    while (pthread_mutex_trylock(&T.sink_lock)) {   /* the flusher holds it, mid-write: hurry it */
+        urge_flusher();
+        nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
+    }
     int rc = flush_locked(err, errlen);
     pthread_mutex_unlock(&T.sink_lock);
     return rc;
@@ -384,11 +390,21 @@ static void kick(void) { wake_flusher(1); }
  * lock it may hold mid-write) needs it now, and a busy machine (a class's,
  * a shared CI host's) may give an idle thread no time for seconds: two
  * busy loops made a lab's run 40x slower. The waiter lifts it to normal
- * priority; it goes back to idle once a flush finds nobody urging. */
+ * priority, every time it finds it still waiting; the flusher goes back
+ * to idle after a flush that someone urged. Lifting a thread back from
+ * SCHED_IDLE takes CAP_SYS_NICE or RLIMIT_NICE >= 20 (sched(7)): where the
+ * process has neither, the flusher never goes idle (idle_ok). */
 static void urge_flusher(void)
 {
-    if (!atomic_load(&T.every_ns) && !atomic_exchange(&T.urged, 1))
-        pthread_setschedparam(T.flusher, SCHED_OTHER, &(struct sched_param){ 0 });
+    if (!T.idle_ok || !atomic_load(&T.running)) return;
+    atomic_store(&T.urged, 1);
+    pthread_setschedparam(T.flusher, SCHED_OTHER, &(struct sched_param){ 0 });
+}
+
+static int may_lift(void)
+{
+    struct rlimit r;
+    return geteuid() == 0 || (getrlimit(RLIMIT_NICE, &r) == 0 && (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= 20));
 }
 
 /* Each ring gets the pages it was promised, and one whose recorder has
@@ -421,7 +437,7 @@ static void *flusher(void *arg)
      * takes only idle CPU time rather than a core from one of them; unless
      * it must write every so often, which idle time may never allow. */
     uint64_t every = atomic_load(&T.every_ns);
-    if (!every) pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
+    if (!every && T.idle_ok) pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
     uint64_t seen = 0, changed = mono_ns(), wrote = changed;
     while (!atomic_load(&T.stop)) {
         struct timespec until;
@@ -441,7 +457,8 @@ static void *flusher(void *arg)
         /* one message per run: the same failure would repeat every time */
         if (flush_locked(err, sizeof err) && !T.flush_failed++) fprintf(stderr, "trace: %s\n", err);
         pthread_mutex_unlock(&T.sink_lock);
-        if (!every && atomic_exchange(&T.urged, 0)) pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
+        if (!every && T.idle_ok && atomic_exchange(&T.urged, 0))
+            pthread_setschedparam(pthread_self(), SCHED_IDLE, &(struct sched_param){ 0 });
     }
     return NULL;
 }
@@ -455,17 +472,20 @@ static int start_flusher(void)
     atomic_store(&T.kicked, 0);
     atomic_store(&T.flush_asked, 0);
     atomic_store(&T.urged, 0);
+    T.idle_ok = may_lift();
     if (sem_init(&T.wake, 0, 0)) return -1;
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&T.flusher, NULL, flusher, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) sem_destroy(&T.wake);
+    else atomic_store(&T.running, 1);
     return rc ? -1 : 0;
 }
 
 static void stop_flusher(void)
 {
     atomic_store(&T.stop, 1);
+    atomic_store(&T.running, 0);
     sem_post(&T.wake);
     pthread_join(T.flusher, NULL);
     sem_destroy(&T.wake);
@@ -547,6 +567,12 @@ static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room)
     while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > room) {
         kick();
         urge_flusher();
+        if (!pthread_mutex_trylock(&T.sink_lock)) {   /* nobody writing: write it here, this thread has a core */
+            char err[256];
+            if (flush_locked(err, sizeof err) && !T.flush_failed++) fprintf(stderr, "trace: %s\n", err);
+            pthread_mutex_unlock(&T.sink_lock);
+            continue;
+        }
         nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
     }
     wait_stats(mono_ns() - start);

@@ -8,7 +8,8 @@
  * Over tp GPUs (tensor parallelism, as Megatron-LM and vLLM split a
  * transformer): the embedding and the LM head by vocabulary rows, q k v
  * gate up by output columns, attention by heads, o and down by input
- * rows, so that each GPU holds 1/tp of every matrix and of the KV cache.
+ * rows, so that each GPU holds 1/tp of every matrix and of the KV cache
+ * (past tp = KV heads, one KV head each, repeated, as vLLM does).
  * Wo and Wdown then leave partial sums: an all-reduce makes x whole on
  * every GPU before the residual add; the embedding's rows too. The norms
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
@@ -52,6 +53,8 @@ int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
     if (tp <= 1) return 0;
     if (c->n_heads % tp)
         return snprintf(err, errlen, "--tp %d: the model's %d attention heads do not split evenly over %d GPUs", tp, c->n_heads, tp), -1;
+    if (c->hidden_dim % tp)
+        return snprintf(err, errlen, "--tp %d: the model's FFN of %d does not split evenly over %d GPUs", tp, c->hidden_dim, tp), -1;
     if (c->n_kv_heads % tp && tp % c->n_kv_heads)
         return snprintf(err, errlen, "--tp %d: the model's %d KV heads neither split over %d GPUs nor repeat evenly on them", tp,
                         c->n_kv_heads, tp), -1;
@@ -93,6 +96,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int adjacent = c->rope == ROPE_ADJACENT;
 
     int tp = rt_device_now()->gpus;
+    int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
     trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
     for (int g = 0; tp > 1 && g < tp; g++) {   /* the step fans out: an arrow to each GPU's first work */
         uint64_t f = trace_flow_next();
@@ -130,15 +134,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its heads */
+        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its query heads */
         op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
+        if (c->qk_norm) op_rmsnorm("q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
+        op_rope(s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
+        ops_set_split(kv_split, SPLIT_OUT);   /* ... and its KV heads, whose reads bound attention */
         op_matmul("k_proj", s->k, s->xb, L->wk, L->bk, T);
         op_matmul("v_proj", s->v, s->xb, L->wv, L->bv, T);
-        if (c->qk_norm) {   /* qwen3: RMSNorm each head of q and k before RoPE */
-            op_rmsnorm("q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);
-            op_rmsnorm("k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
-        }
-        op_rope(s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
+        if (c->qk_norm) op_rmsnorm("k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
         op_rope(s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
         op_kv_append(kv, &s->batch, l, s->k, s->v);
         op_attention(s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);

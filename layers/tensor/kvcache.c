@@ -8,6 +8,7 @@ int kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks,
     memset(c, 0, sizeof *c);
     c->block_size = block_size; c->n_blocks = n_blocks; c->n_layers = n_layers; c->kv_dim = kv_dim;
     c->elem_bytes = elem_bytes > 0 ? elem_bytes : (int)sizeof(float);
+    if (c->elem_bytes != sizeof(float) && rt_device_now()->driver->has_data) return -1;   /* the kernels store f32 */
     size_t n = (size_t)n_layers * n_blocks * block_size * kv_dim;
     c->k = rt_alloc(n * c->elem_bytes, RT_KV, "kv.k");   /* device memory: only kernels touch it */
     c->v = rt_alloc(n * c->elem_bytes, RT_KV, "kv.v");
