@@ -184,6 +184,8 @@ tokenizer-r1:
 #   make hip-cpu-mutants  broken copies of the kernels, each of which must fail
 HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c kernels/cpu/pack.c layers/common/dtype.c
 hip_cpu_obj = $(HIP_CPU_TWINS:%.c=build/hip-cpu/$(1)/%.o)
+# the headers the twins and the test include: a change rebuilds them (kv_cache grew a field once)
+HIP_CPU_HDRS := $(wildcard layers/common/*.h kernels/cpu/*.h)
 HIP_CPU_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 HIP_CPU_SAN_tsan := -fsanitize=thread
 # The sanitizer of a target build/hip-cpu/SAN/...
@@ -200,11 +202,11 @@ hip-cpu-mutants: $(call hip_cpu_obj,asan) $(call hip_cpu_obj,tsan)
 	@CXX="$(CXX)" ASAN="$(HIP_CPU_SAN_asan)" TSAN="$(HIP_CPU_SAN_tsan)" sh tests/hip_cpu/mutants.sh
 build/hip-cpu/asan/hip_cpu_test: $(call hip_cpu_obj,asan)
 build/hip-cpu/tsan/hip_cpu_test: $(call hip_cpu_obj,tsan)
-build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp layers/runtime/hip/hip_cpu.h $(JIT_HDR)
+build/hip-cpu/%/hip_cpu_test: tests/hip_cpu/hip_cpu_test.cpp layers/runtime/hip/hip_cpu.h $(JIT_HDR) $(HIP_CPU_HDRS)
 	$(HIP_CPU_CXX) $< $(filter %.o,$^) -o $@ -pthread -lm
-$(call hip_cpu_obj,asan): build/hip-cpu/asan/%.o: %.c
+$(call hip_cpu_obj,asan): build/hip-cpu/asan/%.o: %.c $(HIP_CPU_HDRS)
 	@mkdir -p $(@D)
 	$(HIP_CPU_CC) -c $< -o $@
-$(call hip_cpu_obj,tsan): build/hip-cpu/tsan/%.o: %.c
+$(call hip_cpu_obj,tsan): build/hip-cpu/tsan/%.o: %.c $(HIP_CPU_HDRS)
 	@mkdir -p $(@D)
 	$(HIP_CPU_CC) -c $< -o $@
