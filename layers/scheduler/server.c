@@ -289,7 +289,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     if (k->gated) s->gate.admit(s->gate.ctx, bearer(c), id, &a);   /* counted now, with its id */
     const char *path = k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions";
     trace_where at = trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP);
-    if (k->gated && !a.status)
+    if (a.owner[0])
         trace_instant(at, "http_request", TRACE_ARGS(TA_LIT("path", path), TA_INT("bytes", k->len), TA_STR("owner", a.owner)));
     else
         trace_instant(at, "http_request", TRACE_ARGS(TA_LIT("path", path), TA_INT("bytes", k->len)));

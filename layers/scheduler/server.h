@@ -39,9 +39,10 @@ typedef struct {
  * the request's Bearer key (NULL: none) once before the body, id 0 (may
  * this key in at all?), and, for a generation, once more when the body is
  * in, with the request's id (count it, note whose it is). It lets the
- * request in (status 0: owner names the sender in the trace's
- * http_request, max_tokens caps its completion, 0 no cap) or refuses it
- * (status 401 or 429, with code, message and, for 429, retry_after_s).
+ * request in (status 0: max_tokens caps its completion, 0 no cap) or
+ * refuses it (status 401 or 429, with code, message and, for 429,
+ * retry_after_s); owner, when it names the sender, goes into the trace's
+ * http_request either way.
  * With a gate, request ids are the server's own (X-Request-Id is not
  * taken), so no sender can give its request another's id. */
 typedef struct {

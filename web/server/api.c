@@ -81,6 +81,7 @@ static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     if (rq->student) cJSON_DeleteItemFromObject(o, "command");   /* the teacher's command line may hold the key */
     cJSON_AddBoolToObject(o, "workshop", w->workshop != NULL);
     cJSON_AddNumberToObject(o, "student", rq->student);
+    cJSON_AddNumberToObject(o, "workshop_max_tokens", web_workshop_max_tokens(w));
     cJSON_AddStringToObject(o, "db", w->db);
     cJSON_AddNumberToObject(o, "cap_mb", w->cap_mb);
     char list[1024], *save;

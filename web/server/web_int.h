@@ -135,6 +135,7 @@ void web_workshop_close(web *w);
 int  web_workshop_who(web *w, struct MHD_Connection *c);
 int  web_workshop_owner(web *w, int64_t request);
 int  web_workshop_ids(web *w, int who, int64_t before, int64_t *out, int max);
+int  web_workshop_max_tokens(const web *w);   /* a student's request's cap (0: none) */
 enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const char *rest, const char *body, size_t len);
 
 /* The trace's size cap (cap.c): a thread that deletes the oldest events. */

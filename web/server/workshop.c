@@ -95,6 +95,8 @@ void web_workshop_close(web *w) {
 
 const char *web_workshop_code(const web *w) { return w->workshop ? w->workshop->code : NULL; }
 
+int web_workshop_max_tokens(const web *w) { return w->workshop ? w->workshop->max_tokens : 0; }
+
 /* The student whose key this is (index + 1), 0 for none. Under mu. Every
  * key is compared whole, so a 401's timing says nothing of a near miss. */
 static int find_key(const struct web_workshop *k, const char *key) {
@@ -168,6 +170,7 @@ void web_workshop_admit(void *ctx, const char *key, int64_t id, server_admission
         refuse(a, 401, "invalid_api_key", "Incorrect or missing key: join the workshop at /join (or send the teacher's key)", 0);
     } else if (id > 0) {
         student *s = &k->st[who - 1];
+        snprintf(a->owner, sizeof a->owner, "#%d %s", who, s->name);   /* refused or not: the trace says whose */
         double t = now_s();
         if (k->rate > 0 && s->count == k->rate && t - s->times[s->head] < 60) {
             s->refused++;
@@ -190,7 +193,6 @@ void web_workshop_admit(void *ctx, const char *key, int64_t id, server_admission
             /* ids only grow (the server's own): kept in order; one that did not is not noted, so no one reads it */
             if (k->n_own < k->cap_own && (!k->n_own || k->own[k->n_own - 1].id < id))
                 k->own[k->n_own++] = (owned){ id, who };
-            snprintf(a->owner, sizeof a->owner, "#%d %s", who, s->name);
             a->max_tokens = k->max_tokens;
         }
     }
