@@ -56,9 +56,10 @@ function drawLive() {
   const rows = [...reqs.values()].sort((a, b) => b.request - a.request).slice(0, 25);
   t.innerHTML = `<tr><th>#</th><th>${hp.esc(hp.t("owner"))}</th><th>${hp.esc(hp.t("ttft"))}</th><th>${hp.esc(hp.t("tpot"))}</th>` +
     `<th>${hp.esc(hp.t("tokens"))}</th><th>${hp.esc(hp.t("finish"))}</th></tr>` + rows.map(q =>
-    `<tr><td><a href="/trace/${q.request}">${q.request}</a></td><td style="color:${colour(studentOf(q.owner))}">${hp.esc(q.owner || hp.t("teacher"))}</td>` +
+    `<tr><td><a href="/trace/${q.request}">${q.request}</a></td><td data-k="${studentOf(q.owner)}">${hp.esc(q.owner || hp.t("teacher"))}</td>` +
     `<td class="num">${q.ttft_s != null ? hp.dur(q.ttft_s * 1e9) : "…"}</td><td class="num">${tpot(q) != null ? hp.dur(tpot(q) * 1e9) : "–"}</td>` +
     `<td class="num">${q.tokens ?? "…"}</td><td>${hp.esc(q.refused ? q.refused + " " + hp.t("refused") : q.finish ?? "…")}</td></tr>`).join("");
+  for (const td of t.querySelectorAll("td[data-k]")) td.style.color = colour(Number(td.dataset.k));   // CSSOM: the CSP allows no style attributes
 }
 
 const tpot = q => q.tokens > 1 && q.latency_s != null && q.ttft_s != null ? (q.latency_s - q.ttft_s) / (q.tokens - 1) : null;
