@@ -17,8 +17,10 @@ const PROMPTS = ["Hi", "What is a GPU?", "Tell me a story about a cat.", "Explai
 const sleep = ms => new Promise(ok => setTimeout(ok, ms));
 const pct = (v, p) => { const s = [...v].sort((a, b) => a - b); return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))] : null; };
 
+let model = null;   // the served name, asked once
 async function ask(client, content, stream) {
-  const args = { model: (await client.models.list()).data[0].id, messages: [{ role: "user", content }], max_tokens: Number(maxTokens), temperature: 0 };
+  model ??= (await client.models.list()).data[0].id;
+  const args = { model, messages: [{ role: "user", content }], max_tokens: Number(maxTokens), temperature: 0 };
   if (!stream) { const r = await client.chat.completions.create(args); return { text: r.choices[0].message.content, tokens: r.usage.completion_tokens }; }
   const t0 = Date.now();
   const { data, response } = await client.chat.completions.create({ ...args, stream: true, stream_options: { include_usage: true } }).withResponse();

@@ -29,6 +29,7 @@ async function student(browser, name) {
   const reply = await page.textContent(".msg.assistant .bubble");
   const id = Number((await page.getAttribute("a.follow", "href")).split("/").pop());
   check(reply === "你好！", `${name} joins with the code, chats "Hi" and gets '${reply}' (request ${id})`);
+  if (name === "Ana") await page.screenshot({ path: `${out}/student-chat.png` });
   return { ctx, page, id, name };
 }
 
@@ -72,8 +73,6 @@ async function main() {
   await joinPage.click("#join");
   await joinPage.waitForSelector("#status.error");
   check(/not this workshop's join code/.test(await joinPage.textContent("#status")), "a wrong code is refused on the join page");
-  await a.page.goto(base + "/");
-  await a.page.screenshot({ path: `${out}/student-chat.png` });
   await joinPage.goto(base + "/join?code=" + code);
   await joinPage.fill("#name", "Eve");
   await joinPage.screenshot({ path: `${out}/join.png` });

@@ -195,7 +195,7 @@ const hp = {
       m.append(hp.clockBadge(hp.info.modeled ? "modeled" : "measured"));
       if (hp.info.student) m.append(` · ${hp.t("student")} ${localStorage.getItem("hipath.student.name") || "#" + hp.info.student}`);
     } catch (e) {
-      if (e.status === 401) {
+      if (e.status === 401 && here !== "join") {
         const m = document.getElementById("model");
         m.textContent = hp.t("nokey") + " ";
         const a = document.createElement("a");
