@@ -2,14 +2,14 @@
 // through the official openai SDK, streaming, each thinking a few seconds
 // between messages, for S seconds, while headless chromium opens a
 // student's timeline and the teacher's page now and then.
-// usage: node workshop_load.js BASE CODE TEACHER_KEY NPM_WEB NPM_SERVER OUT STUDENTS SECONDS MAX_TOKENS [REPLY]
-// No lost token: greedy, each prompt's streamed text and token count must
-// equal what the teacher's key got for it alone before the load (batching
-// changes no token), or REPLY (--reply) when given. Prints one JSON line
+// usage: node workshop_load.js BASE CODE TEACHER_KEY NPM_WEB NPM_SERVER OUT STUDENTS SECONDS MAX_TOKENS
+// No lost token: greedy (or --reply's forced ids), each prompt's streamed
+// text and token count must equal what the teacher's key got for it alone
+// before the load: batching changes no token. Prints one JSON line
 // of figures (a benchmark: nothing here fails on a time).
 "use strict";
 const path = require("path");
-const [base, code, tkey, npmWeb, npmServer, out, nStudents, seconds, maxTokens, forced] = process.argv.slice(2);
+const [base, code, tkey, npmWeb, npmServer, out, nStudents, seconds, maxTokens] = process.argv.slice(2);
 const OpenAI = require(path.resolve(npmServer, "node_modules/openai")).default;
 const { chromium } = require(path.resolve(npmWeb, "node_modules/playwright-core"));
 const PROMPTS = ["Hi", "What is a GPU?", "Tell me a story about a cat.", "Explain batching in one paragraph.",
@@ -37,7 +37,7 @@ async function ask(client, content, stream) {
 async function main() {
   const teacher = new OpenAI({ baseURL: base + "/v1", apiKey: tkey, maxRetries: 0, timeout: 600000 });
   const want = {};
-  for (const p of PROMPTS) want[p] = forced ? null : await ask(teacher, p, false);
+  for (const p of PROMPTS) want[p] = await ask(teacher, p, false);
   const students = [];
   for (let i = 0; i < Number(nStudents); i++) {
     const r = await fetch(base + "/api/workshop/join", { method: "POST", body: JSON.stringify({ code, name: `student ${i + 1}` }) });
@@ -52,7 +52,7 @@ async function main() {
       const p = PROMPTS[(i + k) % PROMPTS.length];
       try {
         const r = await ask(client, p, true);
-        const ok = forced ? r.text === forced : r.text === want[p].text && r.tokens === want[p].tokens;
+        const ok = r.text === want[p].text && r.tokens === want[p].tokens && r.finish;
         if (!ok) { wrong++; if (wrong < 4) errors.push(`request ${r.id}: '${r.text}' (${r.tokens}) for '${p}'`); }
         done.push({ ...r, student: i });
       } catch (e) {

@@ -16,10 +16,8 @@ REPLY="A GPU runs thousands of small threads at once, so one step serves the who
 mkdir -p $OUT && rm -f $OUT/serve.db*
 if [ "$1" = --analytic ]; then
   set -- --analytic --config "$2" --device "$3" --dtype bf16 --reply "$REPLY"
-  FORCED=$REPLY
 else
   set -- --model "$1"
-  FORCED=
 fi
 "$HIPATH" serve "$@" --port 0 --workshop --host 127.0.0.1 --workshop-max-tokens $MAX_TOKENS \
   --workshop-students $STUDENTS --max-connections-per-ip 1024 --trace-db $OUT/serve.db --trace-cap-mb $CAP >$OUT/serve.log 2>&1 &
@@ -38,7 +36,7 @@ TKEY=$(sed -n 's/.*#key=\([0-9a-f]*\)$/\1/p' $OUT/serve.log)
   done ) >$OUT/sizes &
 SAMPLER=$!
 /usr/bin/time -f "%e s wall, %U s user, %S s sys (the students and chromium)" \
-  node bench/workshop_load.js http://127.0.0.1:$PORT $CODE $TKEY build/npm-web build/npm-server $OUT $STUDENTS $SECONDS_ $MAX_TOKENS "$FORCED" \
+  node bench/workshop_load.js http://127.0.0.1:$PORT $CODE $TKEY build/npm-web build/npm-server $OUT $STUDENTS $SECONDS_ $MAX_TOKENS \
   | tee $OUT/result.json
 kill -TERM $PID; wait $PID; echo "server exit $?"
 kill $SAMPLER 2>/dev/null
