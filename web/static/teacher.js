@@ -10,7 +10,7 @@
 
 const MAX_STEPS = 600;   // steps kept and drawn: the last ones
 const reqs = new Map();  // request id -> its row from /api/workshop/requests
-let steps = [], lastStep = 0, after = 0;
+let steps = [], lastStep = 0, after = 0, kvTotal = 0;
 
 const keyIn = location.hash.match(/key=([0-9A-Za-z_-]+)/);
 if (keyIn) {
@@ -98,7 +98,8 @@ function drawBatch() {
   g.stroke();
   g.fillStyle = "#555";
   g.font = "11px system-ui";
-  g.fillText(`${hp.t("step")} ${steps[0][3]} … ${steps[steps.length - 1][3]} · max batch ${maxB} · ${hp.t("kv_used")} ≤ ${maxKV}`, 4, H - 2);
+  g.fillText(`${hp.t("step")} ${steps[0][3]} … ${steps[steps.length - 1][3]} · max batch ${maxB} · ${hp.t("kv_used")} ≤ ${maxKV}` +
+             (kvTotal ? ` / ${kvTotal}` : ""), 4, H - 2);
   c.onmousemove = ev => {
     const s = steps[Math.floor(ev.offsetX / cw)], tip = document.getElementById("tip");
     if (!s) { tip.style.display = "none"; return; }
@@ -152,6 +153,9 @@ window.hipathTeacher = { steps: () => steps, requests: () => [...reqs.values()] 
 async function main() {
   await hp.header("teacher");
   document.getElementById("joinurl").textContent = location.origin + "/join";
+  // the pool's size, from layer 6's /metrics (open, as a scraper reads it)
+  const m = await fetch("/metrics").then(r => r.text()).catch(() => "");
+  kvTotal = Number(/^hipath_kv_blocks_total (\d+)/m.exec(m)?.[1]) || 0;
   labRunner();
   tick();
 }
