@@ -42,6 +42,8 @@ ok "$(status $U/api/requests)/$(code_of)" 401/invalid_api_key "no key on /api/"
 ok "$(status -X POST $U/api/workshop/join -d '{"code":1}')/$(code_of)" 400/invalid_parameter "a join code that is no string"
 ok "$(status -X POST $U/api/workshop/join -d "{\"code\":\"$CODE\",\"name\":\"\"}")/$(code_of)" 400/invalid_parameter "an empty name"
 ok "$(status -X POST $U/api/workshop/join -d "{\"code\":\"$CODE\",\"name\":\"a\\u0007b\"}")/$(code_of)" 400/invalid_parameter "a name with a control character"
+printf '{"code":"%s","name":"a\377b"}' "$CODE" >$OUT/badname.json
+ok "$(status -X POST $U/api/workshop/join --data-binary @$OUT/badname.json)/$(code_of)" 400/invalid_parameter "a name that is not UTF-8"
 ok "$(status -X POST $U/api/workshop/join -d 'nope')/$(code_of)" 400/invalid_json "a body that is not JSON"
 ok "$(status $U/api/workshop/join)/$(code_of)" 405/method_not_allowed "GET on the join"
 ok "$(status $U/v1/chat/completions -H "Authorization: Bearer $TKEY" -H 'Content-Type: application/json' -d "$HI")" 200 \
