@@ -261,7 +261,7 @@ static enum MHD_Result join(web *w, web_req *rq, const char *body, size_t len) {
         int slot = fail_slot(k, addr, t), who = 0, retry = 0;
         unsigned char diff = strlen(code->valuestring) != WORKSHOP_CODE_LEN;
         for (int i = 0; i < WORKSHOP_CODE_LEN; i++) diff |= (unsigned char)(upper[i] ^ k->code[i]);
-        if (k->fails[slot].fails >= FAIL_LIMIT) retry = (int)ceil(60 - (t - k->fails[slot].since));
+        if (k->fails[slot].fails >= FAIL_LIMIT) retry = (int)fmax(1, ceil(60 - (t - k->fails[slot].since)));
         else if (diff) k->fails[slot].fails++;
         else if (!rnd && k->n < k->max_students && (k->rate <= 0 || (k->st[k->n].times = calloc(k->rate, sizeof(double))))) {
             student *s = &k->st[k->n];
