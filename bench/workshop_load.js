@@ -86,7 +86,15 @@ async function main() {
     await t.goto(`${base}/teacher#key=${tkey}`);
     await t.waitForSelector("body[data-polled]", { timeout: 120000 });
     Object.assign(row, { teacher_fcp_ms: await fcp(t), teacher_drawn_ms: Date.now() - t0 });
-    if (k === 3) { await sleep(3000); await t.screenshot({ path: `${out}/load-teacher.png`, fullPage: true }); }
+    if (k === 3) {
+      await sleep(3000);
+      await t.screenshot({ path: `${out}/load-teacher.png`, fullPage: true });
+      const zh = await browser.newPage({ viewport: { width: 1400, height: 1000 }, locale: "zh-CN" });   // for docs/workshop.zh.md
+      await zh.goto(`${base}/teacher#key=${tkey}`);
+      await zh.waitForSelector("body[data-polled='2']", { timeout: 120000 });
+      await zh.screenshot({ path: `${out}/load-teacher-zh.png`, fullPage: true });
+      await zh.close();
+    }
     await ctx.close(); await t.close();
     pages.push(row);
   }
