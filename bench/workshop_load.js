@@ -3,9 +3,12 @@
 // between messages, for S seconds, while headless chromium opens a
 // student's timeline and the teacher's page now and then.
 // usage: node workshop_load.js BASE CODE TEACHER_KEY NPM_WEB NPM_SERVER OUT STUDENTS SECONDS MAX_TOKENS
-// No lost token: greedy (or --reply's forced ids), each prompt's streamed
-// text and token count must equal what the teacher's key got for it alone
-// before the load: batching changes no token. Prints one JSON line
+// No lost token: each stream carries logprobs, one entry per token sent
+// (the end of turn that ends a reply has none, docs/serving.md), so the
+// tokens that arrived are counted against usage.completion_tokens, and
+// their bytes must make the streamed text. Besides, greedy (or --reply's
+// forced ids): how many replies differ from their prompt's reply alone,
+// asked before the load (batching should change no token). Prints one JSON line
 // of figures (a benchmark: nothing here fails on a time).
 "use strict";
 const path = require("path");
@@ -23,15 +26,19 @@ async function ask(client, content, stream) {
   const args = { model, messages: [{ role: "user", content }], max_tokens: Number(maxTokens), temperature: 0 };
   if (!stream) { const r = await client.chat.completions.create(args); return { text: r.choices[0].message.content, tokens: r.usage.completion_tokens }; }
   const t0 = Date.now();
-  const { data, response } = await client.chat.completions.create({ ...args, stream: true, stream_options: { include_usage: true } }).withResponse();
-  let text = "", tokens = null, finish = null, first = null;
+  const { data, response } = await client.chat.completions.create({ ...args, stream: true, stream_options: { include_usage: true },
+    logprobs: true }).withResponse();
+  let text = "", tokens = null, finish = null, first = null, arrived = 0;
+  const bytes = [];
   for await (const c of data) {
     if (c.usage) tokens = c.usage.completion_tokens;
     const d = c.choices[0];
     if (d?.delta?.content) { first ??= Date.now() - t0; text += d.delta.content; }
+    for (const e of d?.logprobs?.content ?? []) { arrived++; bytes.push(...(e.bytes ?? [])); }
     if (d?.finish_reason) finish = d.finish_reason;
   }
-  return { id: Number(response.headers.get("x-request-id")), text, tokens, finish, ttft_ms: first, e2e_ms: Date.now() - t0 };
+  const lost = tokens - arrived - (finish === "stop" ? 1 : 0), whole = Buffer.from(bytes).toString("utf8") === text;
+  return { id: Number(response.headers.get("x-request-id")), text, tokens, finish, lost, whole, ttft_ms: first, e2e_ms: Date.now() - t0 };
 }
 
 async function main() {
@@ -43,7 +50,7 @@ async function main() {
     const r = await fetch(base + "/api/workshop/join", { method: "POST", body: JSON.stringify({ code, name: `student ${i + 1}` }) });
     students.push((await r.json()).key);
   }
-  const end = Date.now() + Number(seconds) * 1000, done = [], errors = [];
+  const end = Date.now() + Number(seconds) * 1000, done = [], errors = [], diffs = [];
   let refused = 0, wrong = 0;
   const one = async (key, i) => {
     const client = new OpenAI({ baseURL: base + "/v1", apiKey: key, maxRetries: 0, timeout: 600000 });
@@ -53,7 +60,8 @@ async function main() {
       try {
         const r = await ask(client, p, true);
         const ok = r.text === want[p].text && r.tokens === want[p].tokens && r.finish;
-        if (!ok) { wrong++; if (wrong < 4) errors.push(`request ${r.id}: '${r.text}' (${r.tokens}) for '${p}'`); }
+        if (!ok) { wrong++; if (wrong < 4) diffs.push(`request ${r.id}: '${r.text.slice(0, 80)}' (${r.tokens}) for '${p}', alone '${want[p].text.slice(0, 80)}' (${want[p].tokens})`); }
+        if (r.lost || !r.whole || !r.finish) errors.push(`request ${r.id}: ${r.lost} tokens lost, text ${r.whole ? "whole" : "not its tokens' bytes"}, finish ${r.finish}`);
         done.push({ ...r, student: i });
       } catch (e) {
         if (e.status === 429) { refused++; await sleep(1000 * Number(e.headers?.get?.("retry-after") || 5)); continue; }
@@ -102,7 +110,8 @@ async function main() {
   await browser.close();
   const ttft = done.map(r => r.ttft_ms).filter(x => x != null), e2e = done.map(r => r.e2e_ms);
   console.log(JSON.stringify({ students: Number(nStudents), seconds: Number(seconds), requests: done.length,
-    tokens: done.reduce((a, r) => a + (r.tokens || 0), 0), not_as_alone: wrong, unfinished: done.filter(r => !r.finish).length,
+    tokens: done.reduce((a, r) => a + (r.tokens || 0), 0), tokens_lost: done.reduce((a, r) => a + r.lost, 0),
+    not_whole: done.filter(r => !r.whole).length, unfinished: done.filter(r => !r.finish).length, differ_from_alone: wrong, diffs,
     refused_429: refused, errors, ttft_ms_p50: pct(ttft, 0.5), ttft_ms_p99: pct(ttft, 0.99), e2e_ms_p50: pct(e2e, 0.5), pages }));
 }
 main().catch(e => { console.log(JSON.stringify({ error: String(e.stack || e) })); process.exit(1); });
