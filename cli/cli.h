@@ -40,4 +40,11 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
  * readers' indexes. NULL after printing the reason. */
 web *cli_web_open(web_opts *wo, const char *db, server_opts *o);
 
+/* --workshop (cli/workshop.c): a random teacher's key (32 hex digits,
+ * cap >= 33; 0 or -1), and what the room needs to know, printed: the
+ * join URLs (the LAN's addresses when host is 0.0.0.0), the code, the
+ * teacher's URL with its key. */
+int  cli_workshop_key(char *out, int cap);
+void cli_workshop_print(const char *host, int port, const char *code, const char *teacher_key, const web_opts *wo);
+
 #endif

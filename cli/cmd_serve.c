@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char USAGE[] =
     "usage: hipath serve --model DIR [options]\n"
@@ -47,7 +48,15 @@ static const char USAGE[] =
     "  --tp N                   tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
     "                           interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
     "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
-    "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n";
+    "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n"
+    "  --workshop               a room of students' browsers (docs/workshop.md): listens on every interface\n"
+    "                           (unless --host), prints the join URL and code and the teacher's URL and key\n"
+    "                           (--api-key, else a random one); each student joins with the code for a key of\n"
+    "                           their own, and sees only their own requests\n"
+    "  --workshop-rate N        generations a student may start a minute (default 10; 0: no limit; 429 past it)\n"
+    "  --workshop-max-tokens N  completion tokens of a student's request, at most (default 256; 0: no cap)\n"
+    "  --workshop-students N    students who may join (default 100)\n"
+    "  --workshop-code CODE     the join code: 6 letters or digits (default: random)\n";
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
@@ -59,10 +68,13 @@ int cmd_serve(int argc, char **argv) {
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
         { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
-        { "split-special-tokens", 0, 0, 'S' }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "split-special-tokens", 0, 0, 'S' }, { "workshop", 0, 0, 'w' }, { "workshop-rate", 1, 0, 1000 },
+        { "workshop-max-tokens", 1, 0, 1001 }, { "workshop-students", 1, 0, 1002 }, { "workshop-code", 1, 0, 1003 }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
-    web_opts wo = { .cap_mb = 512 };
+    web_opts wo = { .cap_mb = 512, .workshop_rate = 10, .workshop_max_tokens = 256, .workshop_students = 100 };
+    int host_given = 0;
+    char teacher_key[40];
     char adev[200];
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
     long v, tp = 1;
@@ -72,7 +84,16 @@ int cmd_serve(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
         switch (c) {
         case 'm': o.model_dir = optarg; break;
-        case 'H': o.host = optarg; break;
+        case 'H': o.host = optarg; host_given = 1; break;
+        case 'w': wo.workshop = 1; break;
+        case 1000: if (parse_int(optarg, 0, 100000, &v)) return cli_fail("--workshop-rate must be 0 to 100000 a minute, got '%s'", optarg); wo.workshop_rate = (int)v; break;
+        case 1001: if (parse_int(optarg, 0, 1 << 24, &v)) return cli_fail("--workshop-max-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_tokens = (int)v; break;
+        case 1002: if (parse_int(optarg, 1, 100000, &v)) return cli_fail("--workshop-students must be 1 to 100000, got '%s'", optarg); wo.workshop_students = (int)v; break;
+        case 1003:
+            if (strlen(optarg) != WORKSHOP_CODE_LEN || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != WORKSHOP_CODE_LEN)
+                return cli_fail("--workshop-code must be %d capital letters or digits, got '%s'", WORKSHOP_CODE_LEN, optarg);
+            wo.workshop_code = optarg;
+            break;
         case 'p': if (parse_int(optarg, 0, 65535, &v)) return cli_fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
         case 'n': o.served_name = optarg; break;
         case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return cli_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
@@ -112,6 +133,13 @@ int cmd_serve(int argc, char **argv) {
         o.analytic_dtype = dtype;
     }
     if (!o.model_dir) return cli_fail("serve: --model is required");
+    if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != 10 || wo.workshop_max_tokens != 256 || wo.workshop_students != 100))
+        return cli_fail("serve: the --workshop-* options go with --workshop");
+    if (wo.workshop) {   /* the room reaches it over the LAN; the server's key is the teacher's */
+        if (!host_given) o.host = "0.0.0.0";
+        if (!o.api_key && cli_workshop_key(teacher_key, sizeof teacher_key)) return cli_fail("--workshop: no random bytes for a key");
+        if (!o.api_key) o.api_key = teacher_key;
+    }
 
     /* Every thread inherits the blocked signals; only sigwait below takes them. */
     sigset_t stop;
@@ -137,6 +165,7 @@ int cmd_serve(int argc, char **argv) {
     }
     fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
     fprintf(stderr, "hipath: web page at http://%s:%d/\n", o.host, server_port(s));
+    if (wo.workshop) cli_workshop_print(o.host, server_port(s), web_workshop_code(w), o.api_key, &wo);
     int sig;
     sigwait(&stop, &sig);
     fprintf(stderr, "hipath: stopping\n");

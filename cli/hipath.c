@@ -90,6 +90,7 @@ web *cli_web_open(web_opts *wo, const char *db, server_opts *o) {
     web *w = web_open(wo, err, sizeof err);
     if (!w) { cli_fail("%s", err); return NULL; }
     o->other = (server_handler){ .handle = web_handle, .done = web_handle_done, .stop = web_handle_stop, .ctx = w };
+    if (wo->workshop) o->gate = (server_gate){ .admit = web_workshop_admit, .ctx = w };
     if (db) fprintf(stderr, "hipath: recording the trace to %s (run %lld)%s\n", db, (long long)wo->run,
                     wo->cap_mb > 0 ? "; kept under --trace-cap-mb, the oldest events deleted first" : "");
     return w;

@@ -41,6 +41,7 @@ struct server {
     char name[256];
     char *api_key;
     server_handler other;          /* paths not routed here (server.h) */
+    server_gate gate;              /* lets in /v1/ requests the API key does not (server.h) */
     int max_model_len, port;
     double keepalive_s;            /* a stream waiting this long gets a comment line */
     int split_special_tokens;      /* the default of the request field of that name */
@@ -80,12 +81,20 @@ typedef struct {
     int64_t id;
     job *waiting;
     void *other_state;             /* the other handler's, between its calls (server.h) */
+    int gated;                     /* let in by the gate, not the API key: admitted again with its id */
 } conn;
 
-static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, const char *type, char *body, int64_t id) {
+static enum MHD_Result respond_after(server *s, struct MHD_Connection *c, int status, const char *type, char *body,
+                                     int64_t id, int retry_after_s) {
+    if (!body) return MHD_NO;
     struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
     if (!r) { free(body); return MHD_NO; }
     MHD_add_response_header(r, "Content-Type", type);
+    if (retry_after_s > 0) {
+        char b[16];
+        snprintf(b, sizeof b, "%d", retry_after_s);
+        MHD_add_response_header(r, "Retry-After", b);
+    }
     if (id > 0) {
         char b[24];
         snprintf(b, sizeof b, "%lld", (long long)id);
@@ -97,10 +106,18 @@ static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, 
     return ok;
 }
 
-static enum MHD_Result respond_error(server *s, struct MHD_Connection *c, const api_error *e, int64_t id) {
+static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, const char *type, char *body, int64_t id) {
+    return respond_after(s, c, status, type, body, id, 0);
+}
+
+static enum MHD_Result refuse(server *s, struct MHD_Connection *c, const api_error *e, int64_t id, int retry_after_s) {
     trace_instant(trace_at(L_SCHEDULER, DIR_UP, id, NO_STEP), "reject",
                   TRACE_ARGS(TA_INT("status", e->status), TA_STR("message", e->message)));
-    return respond(s, c, e->status, "application/json", api_error_json(e), id);
+    return respond_after(s, c, e->status, "application/json", api_error_json(e), id, retry_after_s);
+}
+
+static enum MHD_Result respond_error(server *s, struct MHD_Connection *c, const api_error *e, int64_t id) {
+    return refuse(s, c, e, id, 0);
 }
 
 /* Refuse before the body is read (404, 405, 401, 415, 413). */
@@ -141,7 +158,8 @@ static int id_in_flight(const server *s, int64_t id) {
 static int64_t take_id(server *s, struct MHD_Connection *c) {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
     size_t n = h ? strlen(h) : 0;
-    int64_t id = n && n <= 18 && strspn(h, "0123456789") == n && header_count(c, "X-Request-Id") == 1 ? strtoll(h, NULL, 10) : 0;
+    int64_t id = !s->gate.admit && n && n <= 18 && strspn(h, "0123456789") == n && header_count(c, "X-Request-Id") == 1
+                 ? strtoll(h, NULL, 10) : 0;
     pthread_mutex_lock(&s->ids_mu);
     while (id <= 0 || id_in_flight(s, id)) id = s->next_id++;
     if (s->n_ids == s->cap_ids) {
@@ -162,7 +180,7 @@ static void drop_id(server *s, int64_t id) {
 
 /* The prompt through the chat template and the tokenizer (layer 7), then
  * the length checks against max_model_len, then the engine's request. */
-static int prepare(server *s, job *j, api_error *e) {
+static int prepare(server *s, job *j, int cap, api_error *e) {
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
     char err[256] = "out of memory";
@@ -174,7 +192,11 @@ static int prepare(server *s, job *j, api_error *e) {
     if (n > s->max_model_len)
         return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
                         "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
+    if (cap > 0 && q->max_tokens > cap)
+        return api_fail(e, 400, "invalid_request_error", "max_tokens", "max_tokens_over_cap",
+                        "max_tokens is %d; a request may ask for at most %d tokens here", q->max_tokens, cap);
     int max_tokens = q->max_tokens ? q->max_tokens : s->max_model_len - n;
+    if (cap > 0 && max_tokens > cap) max_tokens = cap;
     if (max_tokens < 1 || n + max_tokens > s->max_model_len)
         return api_fail(e, 400, "invalid_request_error", q->max_tokens ? "max_tokens" : param, "context_length_exceeded",
                         "This model's maximum context length is %d tokens. However, you requested %d tokens "
@@ -242,6 +264,19 @@ static enum MHD_Result respond_stream(server *s, struct MHD_Connection *c, job *
     return ok;
 }
 
+/* The request's Bearer key, NULL when it sent none. */
+static const char *bearer(struct MHD_Connection *c) {
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    return h && !strncmp(h, "Bearer ", 7) ? h + 7 : NULL;
+}
+
+static const api_error *admission_error(const server_admission *a, api_error *e) {
+    *e = (api_error){ .status = a->status, .type = a->status >= 500 ? "server_error" : "invalid_request_error",
+                      .code = a->code[0] ? a->code : "refused" };
+    snprintf(e->message, sizeof e->message, "%s", a->message);
+    return e;
+}
+
 /* A whole POST body is here: check it, tokenize, queue it, answer. */
 static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     int64_t id = k->id = take_id(s, c);
@@ -250,18 +285,24 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hipath-Clock");
     if (h && !trace_stamp_read(h, &sent)) trace_clock_receive(sent);
     double t_arrive = trace_now_ns() * 1e-9;
-    trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP), "http_request",
-                  TRACE_ARGS(TA_LIT("path", k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions"),
-                             TA_INT("bytes", k->len)));
+    server_admission a = { 0 };
+    if (k->gated) s->gate.admit(s->gate.ctx, bearer(c), id, &a);   /* counted now, with its id */
+    const char *path = k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions";
+    trace_where at = trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP);
+    if (a.owner[0])
+        trace_instant(at, "http_request", TRACE_ARGS(TA_LIT("path", path), TA_INT("bytes", k->len), TA_STR("owner", a.owner)));
+    else
+        trace_instant(at, "http_request", TRACE_ARGS(TA_LIT("path", path), TA_INT("bytes", k->len)));
     api_request q;
     api_error e;
+    if (a.status) return refuse(s, c, admission_error(&a, &e), id, a.retry_after_s);
     if (api_parse(&q, k->body ? k->body : "", k->len, k->route == R_CHAT, s->name, &e)) {
         api_request_free(&q);
         return respond_error(s, c, &e, id);
     }
     job *j = job_new(&q, &s->text, s->name, id, c);
     j->r.t_arrive = t_arrive;
-    if (prepare(s, j, &e)) { job_release(j); return respond_error(s, c, &e, id); }
+    if (prepare(s, j, a.max_tokens, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
     int rc = job_submit(j, &s->e, err, sizeof err);
     if (rc) {
@@ -350,8 +391,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!route && path_known) return reject(s, c, 405, "method_not_allowed", "%.16s is not allowed on %.200s", method, url);
         if (!route && s->other.handle && strncmp(url, "/v1/", 4)) route = R_OTHER;
         if (!route) return reject(s, c, 404, "not_found", "Invalid URL (%.16s %.200s)", method, url);
-        if (!strncmp(url, "/v1/", 4) && !authorized(s, c))
-            return reject(s, c, 401, "invalid_api_key", "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
+        int gated = 0;
+        if (!strncmp(url, "/v1/", 4) && !authorized(s, c)) {
+            server_admission a = { 0 };
+            if (s->gate.admit) s->gate.admit(s->gate.ctx, bearer(c), 0, &a);
+            else a.status = 401;
+            if (a.status == 401 && !a.message[0])
+                return reject(s, c, 401, "invalid_api_key", "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
+            if (a.status) { api_error e; return refuse(s, c, admission_error(&a, &e), -1, a.retry_after_s); }
+            gated = 1;
+        }
         if (route == R_MODELS) return respond(s, c, 200, "application/json", models_json(s), -1);
         if (route == R_HEALTH) return respond(s, c, 200, "application/json", strdup("{\"status\":\"ok\"}"), -1);
         if (route == R_METRICS) return respond(s, c, 200, "text/plain; version=0.0.4", metrics_text(s), -1);
@@ -367,6 +416,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
             return reject(s, c, 413, "request_too_large", "the body has %.20s bytes; the limit is %d", cl, MAX_BODY);
         if (!(k = calloc(1, sizeof *k))) return MHD_NO;
         k->route = route;
+        k->gated = gated;
         *con_cls = k;
         atomic_fetch_add(&s->in_flight, 1);
         return MHD_YES;
@@ -572,6 +622,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->created = (long)time(NULL);
     s->next_id = 1;
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
+    s->gate = o->gate;
     s->other = o->other;
     s->split_special_tokens = o->split_special_tokens;
     s->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : KEEPALIVE_S;

@@ -10,6 +10,7 @@
 
 #include "layers/scheduler/text.h"
 #include <stddef.h>
+#include <stdint.h>
 
 /* A path the server does not route (anything but /v1/..., /health,
  * /metrics), handed to whoever assembled the server (cli/ hands the web
@@ -33,6 +34,29 @@ typedef struct {
     void *ctx;
 } server_handler;
 
+/* A gate for /v1/ requests whose key is not the API key (the workshop's
+ * students: web/server/workshop.c, handed by cli/). admit is called with
+ * the request's Bearer key (NULL: none) once before the body, id 0 (may
+ * this key in at all?), and, for a generation, once more when the body is
+ * in, with the request's id (count it, note whose it is). It lets the
+ * request in (status 0: max_tokens caps its completion, 0 no cap) or
+ * refuses it (status 401 or 429, with code, message and, for 429,
+ * retry_after_s); owner, when it names the sender, goes into the trace's
+ * http_request either way.
+ * With a gate, request ids are the server's own (X-Request-Id is not
+ * taken), so no sender can give its request another's id. */
+typedef struct {
+    int status;
+    char code[40], message[200];
+    int retry_after_s;
+    char owner[48];
+    int max_tokens;
+} server_admission;
+typedef struct {
+    void (*admit)(void *ctx, const char *key, int64_t id, server_admission *a);
+    void *ctx;
+} server_gate;
+
 typedef struct {
     const char *model_dir;       /* or, with analytic_dtype, a config.json */
     const char *analytic_dtype;  /* non-NULL: a shapes-only model of this weight dtype (analytic.c) */
@@ -54,6 +78,7 @@ typedef struct {
     const char *tokenizer_path;  /* NULL: the model's own (beside it, or in its .gguf) */
     const char *reply;           /* teacher forcing: every reply is this text, then the end of the turn */
     server_handler other;        /* .handle NULL: other paths get 404 */
+    server_gate gate;            /* .admit NULL: only the API key (if any) lets a request in */
 } server_opts;
 
 typedef struct server server;

@@ -78,6 +78,10 @@ static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
 static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, default_run(w, db));
+    if (rq->student) cJSON_DeleteItemFromObject(o, "command");   /* the teacher's command line may hold the key */
+    cJSON_AddBoolToObject(o, "workshop", w->workshop != NULL);
+    cJSON_AddNumberToObject(o, "student", rq->student);
+    cJSON_AddNumberToObject(o, "workshop_max_tokens", web_workshop_max_tokens(w));
     cJSON_AddStringToObject(o, "db", w->db);
     cJSON_AddNumberToObject(o, "cap_mb", w->cap_mb);
     char list[1024], *save;
@@ -108,12 +112,45 @@ static enum MHD_Result runs(web *w, web_req *rq, sqlite3 *db) {
     return web_json(rq, 200, o);
 }
 
+static cJSON *request_row(int64_t req, int64_t t0, int64_t t1, int64_t events, int client) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "request", (double)req);
+    cJSON_AddNumberToObject(o, "start_ns", (double)t0);
+    cJSON_AddNumberToObject(o, "end_ns", (double)t1);
+    cJSON_AddNumberToObject(o, "events", (double)events);
+    cJSON_AddBoolToObject(o, "client_events", client);
+    return o;
+}
+
+/* A workshop's student's /api/requests: theirs alone, of the served run
+ * (the workshop notes whose each is: workshop.c). */
+static enum MHD_Result own_requests(web *w, web_req *rq, sqlite3 *db, int64_t before, int64_t limit) {
+    int64_t *ids = malloc(limit * sizeof *ids);
+    if (!ids) return web_fail(rq, 500, "server_error", NULL, "out of memory");
+    int n = web_workshop_ids(w, rq->student, before, ids, (int)limit);
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        sqlite3_stmt *st = prep(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
+                                    "WHERE run_id = ?1 AND request = ?2", w->run, ids[i]);
+        if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            cJSON_AddItemToArray(a, request_row(ids[i], sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                                sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3)));
+        sqlite3_finalize(st);
+    }
+    free(ids);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "run", (double)w->run);
+    cJSON_AddItemToObject(o, "requests", a);
+    return web_json(rq, 200, o);
+}
+
 /* GET /api/requests?run=&before=&limit=: newest first. */
 static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     int64_t run = default_run(w, db), before = INT64_MAX, limit = 50;
     web_param ps[] = { { "run", 1, INT64_MAX, &run }, { "before", 1, INT64_MAX, &before }, { "limit", 1, MAX_LIST, &limit } };
     enum MHD_Result r;
     if (web_params(rq, ps, 3, &r)) return r;
+    if (rq->student) return own_requests(w, rq, db, before, limit);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT request, min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
                                "WHERE run_id = ?1 AND request IS NOT NULL AND request < ?2 GROUP BY request "
@@ -123,15 +160,9 @@ static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     }
     sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, before); sqlite3_bind_int64(st, 3, limit);
     cJSON *a = cJSON_CreateArray();
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "request", (double)sqlite3_column_int64(st, 0));
-        cJSON_AddNumberToObject(o, "start_ns", (double)sqlite3_column_int64(st, 1));
-        cJSON_AddNumberToObject(o, "end_ns", (double)sqlite3_column_int64(st, 2));
-        cJSON_AddNumberToObject(o, "events", (double)sqlite3_column_int64(st, 3));
-        cJSON_AddBoolToObject(o, "client_events", sqlite3_column_int(st, 4));
-        cJSON_AddItemToArray(a, o);
-    }
+    while (sqlite3_step(st) == SQLITE_ROW)
+        cJSON_AddItemToArray(a, request_row(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                                            sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4)));
     sqlite3_finalize(st);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "run", (double)run);
@@ -404,6 +435,21 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     return web_json(rq, 200, o);
 }
 
+/* A workshop's student may read the served run's requests of their own,
+ * and nothing of the whole room (the runs' list; a Perfetto download,
+ * which holds every request of its window). 1 with the 403 made in *r. */
+static int student_refused(web *w, web_req *rq, int teachers, int64_t request, enum MHD_Result *r) {
+    const char *run = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, "run");
+    char served[24];
+    snprintf(served, sizeof served, "%lld", (long long)w->run);
+    if (teachers) *r = web_fail(rq, 403, "teacher_only", NULL, "this is the teacher's: it holds other students' requests");
+    else if (run && strcmp(run, served)) *r = web_fail(rq, 403, "not_yours", "run", "a student reads the served run (%s) only", served);
+    else if (request && web_workshop_owner(w, request) != rq->student)
+        *r = web_fail(rq, 403, "not_yours", NULL, "request %lld is not yours", (long long)request);
+    else return 0;
+    return 1;
+}
+
 /* "N" or "N/rest": N a positive whole number, *rest what follows ("" for none). */
 static int64_t id_of(const char *s, const char **rest) {
     char *end;
@@ -418,7 +464,11 @@ enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url
     const char *p = url + 5, *rest = "";
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int64_t id = -1;
-    if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) return web_labs(w, rq, method, p[4] ? p + 5 : "");
+    if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) {
+        if (rq->student && !get) return web_fail(rq, 403, "teacher_only", NULL, "a lab is run by the teacher, not with a student's key");
+        return web_labs(w, rq, method, p[4] ? p + 5 : "");
+    }
+    if (!strncmp(p, "workshop", 8) && (!p[8] || p[8] == '/')) return web_workshop_api(w, rq, method, p[8] ? p + 9 : "", body, len);
     enum { NONE, INFO, RUNS, REQUESTS, REQUEST, EVENTS, PERFETTO, CLIENT, SLICE } what = NONE;
     if (!strcmp(p, "info")) what = INFO;
     else if (!strcmp(p, "runs")) what = RUNS;
@@ -430,10 +480,18 @@ enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url
     if (what == NONE) return web_fail(rq, 404, "not_found", NULL, "no such endpoint: %.16s %.200s", method, url);
     if (what == CLIENT ? !post : !get)
         return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
-    if (what == CLIENT) return web_report(w, rq, id, body, len);
     enum MHD_Result r;
+    if (rq->student && student_refused(w, rq, what == RUNS || what == PERFETTO, what >= REQUEST && what != SLICE ? id : 0, &r)) return r;
+    if (what == CLIENT) return web_report(w, rq, id, body, len);
     sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
+    if (rq->student && what == SLICE) {   /* an event of no request (a step), or of the student's own */
+        int64_t of = scalar(db, "SELECT request FROM slices WHERE run_id = ?1 AND id = ?2", w->run, id, 0);
+        if (of && web_workshop_owner(w, of) != rq->student) {
+            sqlite3_close(db);
+            return web_fail(rq, 403, "not_yours", NULL, "event %lld belongs to another's request", (long long)id);
+        }
+    }
     if (what == PERFETTO) {
         int64_t run = default_run(w, db);
         web_param ps[] = { { "run", 1, INT64_MAX, &run } };

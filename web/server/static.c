@@ -42,6 +42,8 @@ static const char *page_of(const char *url) {
     if (!strcmp(url, "/trace") || !strcmp(url, "/trace/")) return "trace.html";
     if (!strncmp(url, "/trace/", 7) && url[7] && strspn(url + 7, "0123456789") == strlen(url + 7)) return "trace.html";
     if (!strcmp(url, "/labs") || !strcmp(url, "/labs/")) return "labs.html";
+    if (!strcmp(url, "/join")) return "join.html";
+    if (!strcmp(url, "/teacher")) return "teacher.html";
     if (!strncmp(url, "/labs/", 6) && url[6] >= '1' && url[6] <= '9' && !url[7]) return "labs.html";
     return NULL;
 }

@@ -51,6 +51,7 @@ web *web_open(const web_opts *o, char *err, int errlen) {
     pthread_mutex_init(&w->lab_mu, NULL);
     pthread_mutex_init(&w->work_mu, NULL);
     pthread_cond_init(&w->work_cv, NULL);
+    if (web_workshop_open(w, o, err, errlen)) { web_close(w); return NULL; }
     const char *fail = web_work_start(w) ? "cannot start the web page's workers"
                      : w->db[0] && w->cap_mb > 0 && web_cap_start(w) ? "cannot start the trace's size cap" : NULL;
     if (fail) {
@@ -70,6 +71,11 @@ int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const ch
     if (*state) return web_work_queue(*state);
     web_req rq = { .c = c, .gzip = web_takes_gzip(c) };
     if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) {
+        /* a workshop's student: their own requests only (api.c); joining needs no key */
+        if (!authorized && w->workshop) {
+            rq.student = web_workshop_who(w, c);
+            authorized = rq.student || !strcmp(url, "/api/workshop/join");
+        }
         if (!authorized)   /* the same key as /v1/: the trace holds every prompt and reply */
             web_fail(&rq, 401, "invalid_api_key", NULL, "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
         else {
@@ -96,6 +102,7 @@ void web_close(web *w) {
     web_work_stop(w);
     web_cap_stop(w);
     web_labs_stop(w);
+    web_workshop_close(w);
     if (w->root_fd >= 0) close(w->root_fd);
     pthread_mutex_destroy(&w->report_mu);
     pthread_mutex_destroy(&w->lab_mu);

@@ -8,6 +8,7 @@
 #ifndef HIPATH_WEB_H
 #define HIPATH_WEB_H
 
+#include "layers/scheduler/server.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +18,14 @@ typedef struct {
     int64_t run;            /* its run (trace_run_id) */
     const char *labs_dir;   /* the labs' output (NULL: labs/out) */
     double cap_mb;          /* > 0: the trace is kept under this size, the oldest events deleted first */
+    /* hipath serve --workshop (workshop.c, docs/workshop.md): students join with a code and get keys of their own */
+    int workshop;
+    const char *workshop_code;   /* NULL: a random one */
+    int workshop_rate;           /* generations a student may start a minute (0: no limit) */
+    int workshop_max_tokens;     /* a student's request's completion, at most (0: no cap) */
+    int workshop_students;       /* students who may join (0: 100) */
 } web_opts;
+#define WORKSHOP_CODE_LEN 6
 
 typedef struct web web;
 
@@ -32,6 +40,11 @@ int  web_handle(void *ctx, struct MHD_Connection *c, const char *method, const c
 void web_handle_done(void *ctx, void *state);
 void web_handle_stop(void *ctx);
 const char *web_root(const web *w);
+/* The workshop's join code (NULL: no workshop). */
+const char *web_workshop_code(const web *w);
+/* server_gate (server.h): lets a student's key in, counts their rate, notes whose a request is. ctx: the web. */
+void web_workshop_admit(void *ctx, const char *key, int64_t id, server_admission *a);
+
 /* After the server has stopped. */
 void web_close(web *w);
 

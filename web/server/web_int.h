@@ -51,6 +51,7 @@ struct web {
     int queued;
     int work_stopping;
     char hold[4096];             /* HIPATH_WEB_HOLD: a FIFO the slow work waits on (tests only; web_hold) */
+    struct web_workshop *workshop;   /* --workshop: the students (workshop.c); NULL otherwise */
 };
 
 /* One request as its handler sees it. The handler reads the query and
@@ -59,6 +60,7 @@ struct web {
 typedef struct {
     struct MHD_Connection *c;
     int gzip;                    /* the client takes gzip (Accept-Encoding: web_takes_gzip) */
+    int student;                 /* a workshop's student sent it (index + 1): their own requests only; 0: full access */
     int status;
     struct MHD_Response *resp;   /* NULL: none made (out of memory): the connection is closed */
 } web_req;
@@ -123,6 +125,18 @@ void web_hold(const web *w);
 
 /* The first and last ns of a request's events in run (0 when it has none). */
 int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1);
+
+/* The workshop (workshop.c). who: the student whose Bearer key c sent
+ * (index + 1), 0 for none; owner: the student who sent request (of the
+ * served run), 0 for none (the teacher, or not a workshop's); ids: that
+ * student's request ids below before, newest first. */
+int  web_workshop_open(web *w, const web_opts *o, char *err, int errlen);
+void web_workshop_close(web *w);
+int  web_workshop_who(web *w, struct MHD_Connection *c);
+int  web_workshop_owner(web *w, int64_t request);
+int  web_workshop_ids(web *w, int who, int64_t before, int64_t *out, int max);
+int  web_workshop_max_tokens(const web *w);   /* a student's request's cap (0: none) */
+enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const char *rest, const char *body, size_t len);
 
 /* The trace's size cap (cap.c): a thread that deletes the oldest events. */
 int  web_cap_start(web *w);

@@ -133,5 +133,8 @@ input.addEventListener("keydown", ev => {
   if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); document.getElementById("send").click(); }
 });
 document.getElementById("new").addEventListener("click", () => { messages.length = 0; log.textContent = ""; });
-hp.header("chat");
+hp.header("chat").then(() => {   // a workshop caps a student's max_tokens: the box says so
+  const cap = hp.info?.student ? hp.info.workshop_max_tokens : 0, box = document.getElementById("max_tokens");
+  if (cap > 0) { box.max = cap; box.value = Math.min(Number(box.value), cap); }
+});
 input.focus();

@@ -43,6 +43,13 @@ const WORDS = {
       tp_repl: "replicated: norms, residual adds", tp_launch: "launch latency", tp_ar: "ring all-reduces", tp_other: "gather, copies",
       bound: "bound", tp_measured: "measured (modeled), over N =", tp_ring: "Amdahl + the ring's all-reduces",
       tp_speedup: "decode step speed-up over the smallest N that fits", tp_n: "GPUs N (tensor parallel)" },
+    join: "Join", join_title: "Join the workshop", code: "join code", yourname: "your name", joined: "joined as",
+    join_link: "join the workshop →", student: "student", teacher: "Teacher", join_at: "Students: open", students: "students",
+    live: "Requests, live", owner: "who", tokens: "tokens", finish: "finish", tpot: "TPOT", batch: "The batch, step by step",
+    batch_note: "each column is one engine step; each cell a request in it, coloured by its student; the line is the KV blocks in use",
+    kv_used: "KV blocks used", ttft_hist: "TTFT, every request so far", tpot_hist: "TPOT, every request so far",
+    count: "requests", run_lab: "Run a lab on the projector", open_lab: "open its charts →", refused: "refused",
+    step: "step", teacher_only: "This page is the teacher's: open the URL the server printed (with its #key=…).",
     flops: "FLOP/s", lanes: ["", "1 gpu", "2 runtime", "3 kernels", "4 ops", "5 tensor", "6 scheduler", "7 tokenizer", "8 client"],
   },
   zh: {
@@ -109,6 +116,13 @@ const WORDS = {
       tp_repl: "复制的工作：归一化、残差加", tp_launch: "发射延迟", tp_ar: "环形 all-reduce", tp_other: "gather、拷贝",
       bound: "下界", tp_measured: "实测（建模），相对 N =", tp_ring: "阿姆达尔 + 环形 all-reduce",
       tp_speedup: "解码步相对能放下的最小 N 的加速比", tp_n: "GPU 数 N（张量并行）" },
+    join: "加入", join_title: "加入工作坊", code: "加入码", yourname: "你的名字", joined: "已加入：",
+    join_link: "加入工作坊 →", student: "学生", teacher: "教师", join_at: "学生请打开", students: "学生",
+    live: "实时请求", owner: "谁", tokens: "词元", finish: "结束", tpot: "TPOT", batch: "批次，一步一步",
+    batch_note: "每一列是一个引擎步；每一格是其中的一个请求，按学生着色；折线是正在使用的 KV 块",
+    kv_used: "已用 KV 块", ttft_hist: "TTFT，到目前为止的所有请求", tpot_hist: "TPOT，到目前为止的所有请求",
+    count: "请求数", run_lab: "在投影上运行实验", open_lab: "打开图表 →", refused: "被拒绝",
+    step: "步", teacher_only: "此页面属于教师：请打开服务器打印的 URL（带 #key=…）。",
     flops: "FLOP/s", lanes: ["", "1 GPU", "2 运行时", "3 内核", "4 算子", "5 张量", "6 调度器", "7 分词器", "8 客户端"],
   },
 };
@@ -131,9 +145,12 @@ const hp = {
     for (const el of document.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = hp.t(el.dataset.i18nPlaceholder);
   },
 
+  // The key typed at the top right, else a workshop student's (join.js keeps it across tabs).
+  key() { return sessionStorage.getItem("hipath.key") || localStorage.getItem("hipath.student.key") || ""; },
+
   headers(extra) {
     const h = Object.assign({}, extra || {});
-    const key = sessionStorage.getItem("hipath.key");
+    const key = hp.key();
     if (key) h.Authorization = "Bearer " + key;
     return h;
   },
@@ -160,7 +177,7 @@ const hp = {
       <button id="lang">中文 / EN</button>`;
     h.querySelectorAll("nav a")[["chat", "timeline", "labs"].indexOf(here)]?.classList.add("here");
     const key = h.querySelector("#key");
-    key.value = sessionStorage.getItem("hipath.key") || "";
+    key.value = hp.key();
     const save = ev => { ev?.preventDefault(); sessionStorage.setItem("hipath.key", key.value); location.reload(); };
     key.addEventListener("change", save);
     h.querySelector("#keyform").addEventListener("submit", save);
@@ -176,8 +193,16 @@ const hp = {
       const m = document.getElementById("model");
       m.textContent = `${hp.info.model.split("/").pop()} · ${hp.info.device} `;
       m.append(hp.clockBadge(hp.info.modeled ? "modeled" : "measured"));
+      if (hp.info.student) m.append(` · ${hp.t("student")} ${localStorage.getItem("hipath.student.name") || "#" + hp.info.student}`);
     } catch (e) {
-      if (e.status === 401) document.getElementById("model").textContent = hp.t("nokey");
+      if (e.status === 401 && here !== "join") {
+        const m = document.getElementById("model");
+        m.textContent = hp.t("nokey") + " ";
+        const a = document.createElement("a");
+        a.href = "/join";
+        a.textContent = hp.t("join_link");
+        m.append(a);
+      }
     }
   },
 

@@ -203,8 +203,11 @@ async function main() {
     sel.disabled = false;
     label();
   };
+  // ?device=P (the teacher's page links a lab it ran): that profile's result
+  const asked = new URLSearchParams(location.search).get("device");
+  if (asked && [...sel.options].some(o => o.value === asked)) sel.value = asked;
   label();
-  show("");
+  show(sel.value);
 }
 
 document.addEventListener("hipath-lang", () => location.reload());

@@ -1,0 +1,133 @@
+// hipath serve --workshop in a real browser (tests/check_workshop.sh):
+// two students and the teacher at once, each in a browser context of their
+// own (its own localStorage), headless chromium driven by playwright-core.
+// usage: node workshop.js BASE_URL JOIN_CODE TEACHER_KEY OUT_DIR NPM_WEB NPM_SERVER DB RATE
+// Each student joins with the code, chats "Hi" and opens its timeline; a
+// student's key reads another's request (403), starts a lab (403), reads
+// the room (403); the teacher's page lists both students, every request
+// with its owner and the batch of every step, checked against the sqlite3
+// shell's reading of the trace; the teacher runs lab 1 from it. The
+// official openai SDK, with a third student's key: the cap on max_tokens
+// (400) and the rate (429 with Retry-After).
+"use strict";
+const path = require("path");
+const [base, code, teacherKey, out, npmWeb, npmServer, db, rate] = process.argv.slice(2);
+const { check, failed, launch, sql } = require("./lib.js");
+
+async function student(browser, name) {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  await page.goto(base + "/join");
+  await page.fill("#code", code.toLowerCase());   // read off a projector: either case
+  await page.fill("#name", name);
+  await page.click("#join");
+  await page.waitForURL(base + "/");
+  await page.waitForSelector("#model:has-text('·')");
+  await page.fill("#input", "Hi");
+  await page.click("#send");
+  await page.waitForSelector(".trace-stats a.follow", { timeout: 60000 });
+  const reply = await page.textContent(".msg.assistant .bubble");
+  const id = Number((await page.getAttribute("a.follow", "href")).split("/").pop());
+  check(reply === "你好！", `${name} joins with the code, chats "Hi" and gets '${reply}' (request ${id})`);
+  if (name === "Ana") await page.screenshot({ path: `${out}/student-chat.png` });
+  return { ctx, page, id, name };
+}
+
+// fetch from the page, with the key the page sends (hp.headers)
+const call = (page, url, method) => page.evaluate(async ([u, m]) => {
+  const r = await fetch(u, { method: m || "GET", headers: hp.headers() });
+  return { status: r.status, body: await r.json().catch(() => null) };
+}, [url, method]);
+
+async function main() {
+  const browser = await launch(npmWeb);
+  const [a, b] = await Promise.all([student(browser, "Ana"), student(browser, "Bo 博")]);
+
+  // A student's own timeline draws; another's is refused.
+  await a.page.click("a.follow");
+  await a.page.waitForSelector("body[data-timeline=drawn]", { timeout: 60000 });
+  const lanes = await a.page.evaluate(() => hipathTimeline.lanes());
+  check(lanes.includes(8) && lanes.includes(1), `Ana's own timeline is drawn, layers 8 to 1: ${lanes}`);
+  await a.page.screenshot({ path: `${out}/student-timeline.png` });
+  for (const u of [`/api/requests/${b.id}`, `/api/requests/${b.id}/events`, `/api/requests/${b.id}/perfetto`]) {
+    const r = await call(a.page, u);
+    check(r.status === 403 && r.body?.error?.code && r.body.error.message, `Ana's key on ${u} (Bo's): 403 with an OpenAI error (${r.status} ${r.body?.error?.code})`);
+  }
+  const mine = await call(a.page, "/api/requests");
+  check(mine.status === 200 && mine.body.requests.length === 1 && mine.body.requests[0].request === a.id,
+        `Ana's /api/requests lists her request only: ${JSON.stringify(mine.body?.requests?.map(r => r.request))}`);
+  const lab = await call(a.page, "/api/labs/1/run?device=h100", "POST");
+  check(lab.status === 403 && lab.body?.error?.code === "teacher_only", `a student's key cannot start a lab: ${lab.status} ${lab.body?.error?.code}`);
+  for (const u of ["/api/workshop", "/api/workshop/steps", "/api/runs"]) {
+    const r = await call(a.page, u);
+    check(r.status === 403, `a student's key on ${u}: ${r.status}`);
+  }
+  await b.page.goto(`${base}/trace/${a.id}`);
+  await b.page.waitForSelector("body[data-timeline], .error, #status", { timeout: 30000 });
+  const bSees = await call(b.page, `/api/requests/${a.id}`);
+  check(bSees.status === 403, `Bo's key on Ana's request: ${bSees.status}`);
+  const joinPage = await browser.newPage();
+  await joinPage.goto(base + "/join");
+  await joinPage.fill("#code", "WRONG1");
+  await joinPage.fill("#name", "Eve");
+  await joinPage.click("#join");
+  await joinPage.waitForSelector("#status.error");
+  check(/not this workshop's join code/.test(await joinPage.textContent("#status")), "a wrong code is refused on the join page");
+  await joinPage.goto(base + "/join?code=" + code);
+  await joinPage.fill("#name", "Eve");
+  await joinPage.screenshot({ path: `${out}/join.png` });
+
+  // The OpenAI SDK with a third student's key: the cap and the rate.
+  const joined = await (await fetch(base + "/api/workshop/join", { method: "POST", body: JSON.stringify({ code, name: "Cy" }) })).json();
+  const OpenAI = require(path.resolve(npmServer, "node_modules/openai")).default;
+  const client = new OpenAI({ baseURL: base + "/v1", apiKey: joined.key, maxRetries: 0 });
+  const messages = [{ role: "user", content: "Hi" }];
+  let e = null;
+  try { await client.chat.completions.create({ model: "tiny-hi", messages, max_tokens: joined.max_tokens + 1 }); } catch (x) { e = x; }
+  check(e && e.status === 400 && e.param === "max_tokens", `max_tokens past --workshop-max-tokens (${joined.max_tokens}): ${e?.status} ${e?.message}`);
+  const t0 = Date.now();
+  for (let i = 1; i < Number(rate); i++) await client.chat.completions.create({ model: "tiny-hi", messages, max_tokens: 8 });
+  e = null;
+  try { await client.chat.completions.create({ model: "tiny-hi", messages, max_tokens: 8 }); } catch (x) { e = x; }
+  if (Date.now() - t0 < 55000)   // the window is a minute: past it the count starts again (not a timing assertion: a guard)
+    check(e && e.status === 429 && Number(e.headers?.get?.("retry-after") ?? e.headers?.["retry-after"]) > 0,
+          `the ${Number(rate) + 1}th request of a minute (--workshop-rate ${rate}, the refused one counted): ${e?.status}, Retry-After ${e?.headers?.get?.("retry-after")}`);
+  else console.log("not checked: the requests took over 55 s, past the rate's window");
+
+  // The teacher's page, against the trace.
+  const t = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await t.goto(`${base}/teacher#key=${teacherKey}`);
+  check(!(await t.evaluate(() => location.hash)), "the key leaves the teacher's URL once read");
+  await t.waitForFunction(ids => {
+    const rs = window.hipathTeacher?.requests() ?? [], st = window.hipathTeacher?.steps() ?? [];
+    return ids.every(id => rs.some(r => r.request === id && r.finish) && st.some(s => s[8].includes(id)));
+  }, [a.id, b.id], { timeout: 60000 });
+  const names = await t.textContent("#names");
+  check(names.includes("Ana") && names.includes("Bo 博") && names.includes("Cy"), `the teacher sees who joined: ${names.trim()}`);
+  check((await t.textContent("#code")) === code, "and the join code");
+  const shown = await t.evaluate(() => window.hipathTeacher.requests().map(r => [r.request, r.owner]));
+  const owners = sql(db, "SELECT request, json_extract(args, '$.owner') FROM slices WHERE layer = 6 AND name = 'http_request' " +
+                         "AND json_extract(args, '$.owner') IS NOT NULL ORDER BY request").split("\n").map(l => l.split("|"));
+  check(owners.every(([id, o]) => shown.some(([i, so]) => i === Number(id) && so === o)) && owners.length >= 2 + Number(rate),
+        `every student request the trace holds is listed with its owner (${owners.length}): ${owners.slice(0, 3).map(o => o.join(" ")).join(", ")}…`);
+  const steps = await t.evaluate(() => window.hipathTeacher.steps().map(s => [s[3], s[8].join(",")]));
+  const want = sql(db, "SELECT step, json_extract(args, '$.requests') FROM slices WHERE layer = 6 AND name = 'step' ORDER BY id")
+    .split("\n").map(l => l.split("|")).filter(([st]) => steps.some(([s]) => s === Number(st)));
+  check(want.length === steps.length && want.every(([st, ids], i) => steps[i][0] === Number(st) && `[${steps[i][1]}]` === ids),
+        `the batch view holds each step's requests as the trace does (${steps.length} steps)`);
+  await t.waitForSelector("#ttft svg rect.bar");
+  await t.waitForSelector("#tpot svg rect.bar");
+  await t.screenshot({ path: `${out}/teacher.png`, fullPage: true });
+  await t.selectOption("#lab", "1");
+  await t.selectOption("#device", "h100");
+  await t.click("#run");
+  await t.waitForSelector("body[data-lab=done]", { timeout: 600000 });
+  check(true, "the teacher runs lab 1 on sim:h100 from the page");
+  await t.click("#labstatus a");
+  await t.waitForSelector("body[data-chart=drawn]", { timeout: 60000 });
+  check((await t.inputValue("#device")) === "h100", "and its link opens lab 1's charts for sim:h100");
+  await t.screenshot({ path: `${out}/teacher-lab.png` });
+  await browser.close();
+  process.exit(failed() ? 1 : 0);
+}
+main().catch(e => { console.log("FAIL " + (e.stack || e)); process.exit(1); });
