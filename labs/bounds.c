@@ -3,6 +3,7 @@
  * into the prefill and decode lower bounds (bounds.h, docs/bounds.md).
  */
 #include "labs/bounds.h"
+#include "layers/tensor/forward.h"
 #include "layers/gpu/link.h"
 #include <limits.h>
 #include <math.h>
@@ -191,11 +192,7 @@ static void finish_all(bounds_result *r) {
 static int check_parallel(const model_config *c, const gpu_profile *g, int N, int M, char *err, int errlen) {
     char why[384];
     if (N < 1 || M < 1) return snprintf(err, errlen, "tp %d, pp %d: each must be at least 1", N, M), -1;
-    if (c->n_heads % N) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", N, c->n_heads), -1;
-    if (c->n_kv_heads % N && N % c->n_kv_heads)
-        return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
-                        N, c->n_kv_heads), -1;
-    if (c->hidden_dim % N) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", N, c->hidden_dim), -1;
+    if (forward_split_check(c, N, err, errlen)) return -1;   /* the engine's own split rule */
     if (M > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", M, c->n_layers), -1;
     long n = (long)N * M;
     if (gpu_link_check(g, n > INT_MAX ? INT_MAX : (int)n, why, sizeof why))

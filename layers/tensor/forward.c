@@ -51,13 +51,11 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
 
 int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
     if (tp <= 1) return 0;
-    if (c->n_heads % tp)
-        return snprintf(err, errlen, "--tp %d: the model's %d attention heads do not split evenly over %d GPUs", tp, c->n_heads, tp), -1;
-    if (c->hidden_dim % tp)
-        return snprintf(err, errlen, "--tp %d: the model's FFN of %d does not split evenly over %d GPUs", tp, c->hidden_dim, tp), -1;
+    if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
     if (c->n_kv_heads % tp && tp % c->n_kv_heads)
-        return snprintf(err, errlen, "--tp %d: the model's %d KV heads neither split over %d GPUs nor repeat evenly on them", tp,
-                        c->n_kv_heads, tp), -1;
+        return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
+                        tp, c->n_kv_heads), -1;
+    if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
     return 0;
 }
 
