@@ -85,9 +85,11 @@ async function main() {
     const s = await ctx.newPage();
     let t0 = Date.now();
     await s.goto(`${base}/trace/${mine.id}`);
-    await s.waitForSelector("body[data-timeline=drawn]", { timeout: 120000 });
+    await s.waitForSelector("body[data-timeline=drawn], #summary .error", { timeout: 120000 });
     const row = { at_s: Math.round((Date.now() - end) / 1000 + Number(seconds)), request: mine.id, student_fcp_ms: await fcp(s),
                   timeline_drawn_ms: Date.now() - t0 };
+    const error = await s.$eval("#summary", e => e.querySelector(".error")?.textContent ?? null);
+    if (error) row.timeline_error = error;
     if (k === 2) await s.screenshot({ path: `${out}/load-student-timeline.png` });
     const t = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     t0 = Date.now();

@@ -4,7 +4,7 @@
 # openai SDK for SECONDS (300), max_tokens MAX_TOKENS (32), while chromium
 # opens a student's timeline and the teacher's page three times; the
 # trace's size (the database and its WAL on disk; the pages in use, which the
-# cap keeps under it) read every 5 s.
+# cap keeps under it) read every second.
 # usage: sh bench/workshop_load.sh MODEL                      (a model folder or .gguf)
 #        sh bench/workshop_load.sh --analytic CONFIG DEVICE   (shapes only, every device time modeled; --reply)
 # Every student comes from 127.0.0.1 here, so --max-connections-per-ip is raised (a room has an address each).
@@ -35,7 +35,7 @@ TKEY=$(sed -n 's/.*#key=\([0-9a-f]*\)$/\1/p' $OUT/serve.log)
 ( while kill -0 $PID 2>/dev/null; do
     echo $(( $(stat -c %s $OUT/serve.db 2>/dev/null || echo 0) + $(stat -c %s $OUT/serve.db-wal 2>/dev/null || echo 0) )) \
       $(sqlite3 -readonly $OUT/serve.db "SELECT (p.page_count - f.freelist_count) * s.page_size FROM pragma_page_count p,
-        pragma_freelist_count f, pragma_page_size s" 2>/dev/null); sleep 5
+        pragma_freelist_count f, pragma_page_size s" 2>/dev/null); sleep 1
   done ) >$OUT/sizes &
 SAMPLER=$!
 /usr/bin/time -f "%e s wall, %U s user, %S s sys (the students and chromium)" \

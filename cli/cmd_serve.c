@@ -155,6 +155,7 @@ int cmd_serve(int argc, char **argv) {
      * written every second, and a thread with 4 MiB of events unwritten
      * (about a second of the writer's work) waits for it. */
     trace_flush_every(1, 4u << 20);
+    trace_keep_under((uint64_t)(wo.cap_mb * 1048576));
     if ((db || pftrace) && cli_trace_open(argc, argv, db, pftrace ? &pftrace : NULL, o.model_dir)) return 1;
     web *w = cli_web_open(&wo, db, &o);
     server *s = w ? server_start(&o, err, sizeof err) : NULL;

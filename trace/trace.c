@@ -82,6 +82,7 @@ static struct {
     _Atomic int running;       /* the flusher thread exists (urge may name it) */
     int idle_ok;               /* it may go idle: this process may lift it back (urge_flusher) */
     _Atomic uint64_t every_ns; /* trace_flush_every: write at least this often (0: when quiet) */
+    uint64_t max_bytes;        /* trace_keep_under: the database's cap (0: none) */
     _Atomic uint64_t room;     /* ... the backlog a ring may hold (TRACE_RING_BYTES, or less) */
 } T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER, .room = TRACE_RING_BYTES };
 
@@ -755,7 +756,7 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t t0_unix = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-    if (info->db_path && !(T.db = tsql_open(info->db_path, info, t0_unix, err, errlen)))
+    if (info->db_path && !(T.db = tsql_open(info->db_path, info, t0_unix, T.max_bytes, err, errlen)))
         return -1;
     if (info->perfetto_path && !(T.pf = tpf_open(info->perfetto_path, err, errlen))) {
         if (T.db) tsql_close(T.db, NULL, 0);
@@ -799,6 +800,11 @@ void trace_flush_every(double seconds, uint64_t backlog)
 {
     atomic_store(&T.every_ns, seconds > 0 ? (uint64_t)(seconds * 1e9) : 0);
     atomic_store(&T.room, backlog > 0 && backlog < TRACE_RING_BYTES ? backlog : TRACE_RING_BYTES);
+}
+
+void trace_keep_under(uint64_t bytes)
+{
+    T.max_bytes = bytes;
 }
 
 int64_t trace_run_id(void)

@@ -100,6 +100,12 @@ int  trace_close(char *err, int errlen);
  * for long, sets both, so that a kill loses about a second of events at
  * most even when they come faster than they can be written. */
 void trace_flush_every(double seconds, uint64_t backlog);
+/* Before trace_open: keep the database and its WAL together under `bytes`
+ * on disk (0, the default: no cap). Past half of it, each write deletes the
+ * oldest events (slices, their arrows, counters; older runs first) in its
+ * own transaction, and a WAL past a quarter is checkpointed back to
+ * nothing: a server can run for a day on a fixed disk. */
+void trace_keep_under(uint64_t bytes);
 
 /* The timeline (clock.c, docs/timing.md): nanoseconds since trace_open().
  * On cpu and hip, the host's monotonic clock. Under sim and analytic

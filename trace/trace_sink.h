@@ -35,7 +35,8 @@ typedef struct trace_event {
 
 /* SQLite sink: open refuses a database of another schema version. */
 typedef struct tsql tsql;
-tsql   *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_ns,
+/* max_bytes > 0: the database and its WAL kept under it (trace_keep_under) */
+tsql   *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_ns, uint64_t max_bytes,
                   char *err, int errlen);
 int64_t tsql_run_id(const tsql *db);
 int     tsql_begin(tsql *db, char *err, int errlen);

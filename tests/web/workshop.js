@@ -105,9 +105,12 @@ async function main() {
   const names = await t.textContent("#names");
   check(names.includes("Ana") && names.includes("Bo 博") && names.includes("Cy"), `the teacher sees who joined: ${names.trim()}`);
   check((await t.textContent("#code")) === code, "and the join code");
-  const shown = await t.evaluate(() => window.hipathTeacher.requests().map(r => [r.request, r.owner]));
+  // The trace first, then the page: a request written after the page's last poll shows at its next one.
   const owners = sql(db, "SELECT request, json_extract(args, '$.owner') FROM slices WHERE layer = 6 AND name = 'http_request' " +
                          "AND json_extract(args, '$.owner') IS NOT NULL ORDER BY request").split("\n").map(l => l.split("|"));
+  await t.waitForFunction(ids => ids.every(id => (window.hipathTeacher?.requests() ?? []).some(r => r.request === id)),
+                          owners.map(([id]) => Number(id)), { timeout: 60000 }).catch(() => {});
+  const shown = await t.evaluate(() => window.hipathTeacher.requests().map(r => [r.request, r.owner]));
   check(owners.every(([id, o]) => shown.some(([i, so]) => i === Number(id) && so === o)) && owners.length >= 2 + Number(rate),
         `every student request the trace holds is listed with its owner (${owners.length}): ${owners.slice(0, 3).map(o => o.join(" ")).join(", ")}…`);
   const steps = await t.evaluate(() => window.hipathTeacher.steps().map(s => [s[3], s[8].join(",")]));

@@ -207,8 +207,7 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     enum MHD_Result r;
     if (web_params(rq, ps, 1, &r)) return r;
     if (web_request_window(db, run, req, &t0, &t1))
-        return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written when the server is quiet)",
-                        (long long)run, (long long)req);
+        return web_no_request(w, rq, db, run, req);
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, run);
     cJSON_AddNumberToObject(o, "request", (double)req);
@@ -306,7 +305,7 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     enum MHD_Result r;
     if (web_params(rq, ps, 4, &r)) return r;
     if (web_request_window(db, run, req, &t0, &t1))
-        return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
+        return web_no_request(w, rq, db, run, req);
     if (from < 0) from = t0;
     if (to < 0) to = t1;
     if (to <= from) return web_fail(rq, 400, "invalid_parameter", "to", "to (%lld) must be after from (%lld)", (long long)to, (long long)from);

@@ -17,9 +17,12 @@ enum MHD_Result web_perfetto(web *w, web_req *rq, int64_t run, int64_t req) {
     sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
     int64_t t0, t1;
-    int found = !web_request_window(db, run, req, &t0, &t1);
+    if (web_request_window(db, run, req, &t0, &t1)) {
+        r = web_no_request(w, rq, db, run, req);
+        sqlite3_close(db);
+        return r;
+    }
     sqlite3_close(db);
-    if (!found) return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld", (long long)run, (long long)req);
 
     char path[4200], err[512];
     snprintf(path, sizeof path, "%s/.hipath-export-XXXXXX", w->trace_dir);

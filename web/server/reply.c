@@ -121,6 +121,20 @@ int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, i
     return ok ? 0 : -1;
 }
 
+enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t run, int64_t request) {
+    sqlite3_stmt *st = NULL;
+    sqlite3_prepare_v2(db, "SELECT min(request) FROM slices WHERE run_id = ?1 AND request IS NOT NULL", -1, &st, NULL);
+    sqlite3_bind_int64(st, 1, run);
+    int64_t oldest = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (w->cap_mb > 0 && request < oldest)
+        return web_fail(rq, 404, "request_not_found", NULL, "run %lld's request %lld was deleted to keep the trace under its cap"
+                        " (--trace-cap-mb %g); the oldest request it keeps is %lld", (long long)run, (long long)request, w->cap_mb,
+                        (long long)oldest);
+    return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written every second)",
+                    (long long)run, (long long)request);
+}
+
 /* Tests only: the slow work waits until the test writes a line to the
  * FIFO, so a test can hold it for as long as it takes to show that other
  * requests are answered meanwhile, whatever the machine's load. Opening

@@ -52,10 +52,8 @@ web *web_open(const web_opts *o, char *err, int errlen) {
     pthread_mutex_init(&w->work_mu, NULL);
     pthread_cond_init(&w->work_cv, NULL);
     if (web_workshop_open(w, o, err, errlen)) { web_close(w); return NULL; }
-    const char *fail = web_work_start(w) ? "cannot start the web page's workers"
-                     : w->db[0] && w->cap_mb > 0 && web_cap_start(w) ? "cannot start the trace's size cap" : NULL;
-    if (fail) {
-        snprintf(err, errlen, "%s", fail);
+    if (web_work_start(w)) {
+        snprintf(err, errlen, "cannot start the web page's workers");
         web_close(w);
         return NULL;
     }
@@ -100,7 +98,6 @@ void web_handle_stop(void *ctx) { web_work_stop(ctx); }
 void web_close(web *w) {
     if (!w) return;
     web_work_stop(w);
-    web_cap_stop(w);
     web_labs_stop(w);
     web_workshop_close(w);
     if (w->root_fd >= 0) close(w->root_fd);

@@ -25,7 +25,7 @@ struct web {
     int64_t run;
     char labs_dir[4096];
     char exe[4096];         /* this program, to run a lab */
-    double cap_mb;
+    double cap_mb;          /* the trace's cap, shown (the trace keeps it: trace_keep_under) */
     pthread_mutex_t report_mu;   /* one browser report at a time (check, record, flush) */
     /* The lab run started from the page: one at a time, on a thread of its
      * own, so that no connection's thread waits for it. Under lab_mu. */
@@ -37,10 +37,6 @@ struct web {
     pid_t lab_pid;               /* the running lab's process, 0 before it starts */
     char lab_err[512];           /* why it failed */
     int lab_stopping;            /* web_close: no lab starts now */
-    pthread_t capper;
-    int capping;
-    pthread_mutex_t cap_mu;
-    pthread_cond_t cap_cv;
     int stopping;
     /* The workers that answer /api/ (work.c), and their queue. Under work_mu. */
     pthread_mutex_t work_mu;
@@ -125,6 +121,8 @@ void web_hold(const web *w);
 
 /* The first and last ns of a request's events in run (0 when it has none). */
 int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1);
+/* 404 for a request the trace does not hold: deleted under the cap, or not written yet. */
+enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t run, int64_t request);
 
 /* The workshop (workshop.c). who: the student whose Bearer key c sent
  * (index + 1), 0 for none; owner: the student who sent request (of the
@@ -138,8 +136,5 @@ int  web_workshop_ids(web *w, int who, int64_t before, int64_t *out, int max);
 int  web_workshop_max_tokens(const web *w);   /* a student's request's cap (0: none) */
 enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const char *rest, const char *body, size_t len);
 
-/* The trace's size cap (cap.c): a thread that deletes the oldest events. */
-int  web_cap_start(web *w);
-void web_cap_stop(web *w);
 
 #endif
