@@ -16,8 +16,15 @@ LDFLAGS += $(OMP) $(SAN)
 
 PROTO   := trace/perfetto_trace.proto
 PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
-LIB_SRC := $(sort $(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
+LIB_SRC := $(sort $(filter-out kernels/cpu/quant_dot.c,$(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c)))
+# kernels/cpu/quant_dot.c once per x86-64 instruction set, with that set's
+# -march whatever OPT says; kernels/cpu/quant.c picks one at run time.
+QUANT_ISA := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine)),avx2 avxvnni avx512vnni)
+QUANT_avx2       := -march=x86-64-v3
+QUANT_avxvnni    := -march=x86-64-v3 -mavxvnni
+QUANT_avx512vnni := -march=x86-64-v4 -mavx512vnni
+QUANT_OBJ := $(QUANT_ISA:%=$(BUILD)/obj/kernels/cpu/quant_dot.%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(QUANT_OBJ) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
 # The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
 # front end's server side (web/server/) sit above every layer; only
 # build/hipath and the tests that need them link them.
@@ -42,6 +49,9 @@ $(PROTO_C): $(PROTO) | $(DEPS_STAMP)
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+$(QUANT_OBJ): $(BUILD)/obj/kernels/cpu/quant_dot.%.o: kernels/cpu/quant_dot.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -march=%,$(subst -march=native,-mtune=native,$(CFLAGS))) $(QUANT_$*) -DQUANT_ISA=$* -MMD -MP -c $< -o $@
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -w -c $< -o $@
 

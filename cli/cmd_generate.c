@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "layers/scheduler/scheduler.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/kernels.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 #include <cjson/cJSON.h>
@@ -194,6 +195,7 @@ int cmd_generate(int argc, char **argv) {
         cJSON_AddNumberToObject(j, "prefill_s", r.prefill_s);
         cJSON_AddNumberToObject(j, "decode_s_per_token", per_token);
         cJSON_AddNumberToObject(j, "host_s", host_s);
+        cJSON_AddStringToObject(j, "cpu_kernel", k_quant_kernel());   /* the block formats' (quant.c) */
         g.ids = g.logprobs = NULL;
         char *s = cJSON_PrintUnformatted(j);
         puts(s);

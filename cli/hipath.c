@@ -118,6 +118,9 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     cpu_threads_wait(argv);   /* OpenMP's policy, read as libgomp loads: may start again */
     client_init();   /* before any thread: libcurl asks for that */
+    const char *kernel = getenv("HIPATH_CPU_KERNEL");   /* the block formats' kernel; docs/cpu.md */
+    if (kernel && *kernel && k_quant_use(kernel))
+        return cli_fail("HIPATH_CPU_KERNEL=%s: this CPU's block-format kernels are: %s", kernel, k_quant_kernels());
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)

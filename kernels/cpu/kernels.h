@@ -33,6 +33,17 @@ int  k_pack(const tensor *W);
 /* Free every packed copy (release_weights: the model is freed). */
 void k_pack_reset(void);
 
+/* The block formats' kernel (quant.c): which build of quant_dot.c runs,
+ * "avx512vnni", "avxvnni" or "avx2" ("none": not x86-64, or no AVX2).
+ * The widest this CPU has, unless k_quant_use names another (the CLI: the
+ * environment's HIPATH_CPU_KERNEL; the tests: each in turn); -1 if the
+ * name is unknown or this CPU lacks it. Call it before the model loads:
+ * pack.c interleaves the copies only for the kernel that reads them.
+ * k_quant_kernels: those this CPU has, as "a, b, c". */
+const char *k_quant_kernel(void);
+const char *k_quant_kernels(void);
+int k_quant_use(const char *name);
+
 /* x[t] = E[ids[t]] */
 void k_embedding(float *x, const tensor *E, const int *ids, int T);
 /* o[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w, rows of n */

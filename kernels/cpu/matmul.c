@@ -153,9 +153,7 @@ void tile(float *y, int N, const float *w, const float *x, const float *b, int K
 
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     size_t row = dtype_row_bytes(W->dt, K);
-#ifdef __AVX2__
-    if (dtype_block(W->dt) == 32) { quant_matmul(y, x, W, b, T, N, K); return; }
-#endif
+    if (dtype_block(W->dt) == 32 && !quant_matmul(y, x, W, b, T, N, K)) return;
     const uint8_t *copy = k_packed(W);
     const char *w = copy ? (const char *)copy : W->data;
     if (T == 1) {

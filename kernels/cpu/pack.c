@@ -135,18 +135,11 @@ void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n) {
     }
 }
 
-/* only quant_dot.c's AVX512-VNNI kernel reads the interleaved copies */
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-enum { CAN_INTERLEAVE = 1 };
-#else
-enum { CAN_INTERLEAVE = 0 };
-#endif
-
 int k_pack(const tensor *W) {
     dtype dt = W->dt;
     int N = (int)W->shape[0], K = (int)W->shape[1], block = dtype_block(dt) == 32;
     if (k_packed(W)) return 1;
-    if (!W->data || W->ndim != 2 || dt == DT_I32 || (block && (!CAN_INTERLEAVE || N % PACK_ROWS || K % 32))) return 0;
+    if (!W->data || W->ndim != 2 || dt == DT_I32 || (block && (!k_quant_interleaved() || N % PACK_ROWS || K % 32))) return 0;
     size_t row = dtype_row_bytes(dt, K);
     uint8_t *p = take(row * N), *q, *d, *m;
     if (!p || insert((packed){ W->data, dt, N, K, p })) return -1;

@@ -27,12 +27,17 @@
  * Two kernels: one on W as the file stores it (AVX2), and one on the copy
  * pack.c made at load (AVX512-VNNI), 16 rows per vector; that one needs
  * about a third of the instructions, and decode is then bound by memory.
+ *
+ * The Makefile compiles this file once per instruction set, QUANT_ISA
+ * naming the build and its entry, quant_dot_<isa>: avx2 (the byte multiply
+ * as maddubs + madd), avxvnni (vpdpbusd, 8 lanes) and avx512vnni (also the
+ * packed kernel). quant.c picks one at run time.
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"
 #include <stdlib.h>
 #include <string.h>
-#ifdef __AVX2__
+#if defined(__AVX2__) && defined(QUANT_ISA)
 
 enum { R = 4, C = 4 };   /* tile: weight rows x tokens */
 /* Ask for each weight line this many rows before it is used. Per token the
@@ -265,11 +270,13 @@ static void file_matmul(float *y, const uint8_t *w, dtype dt, const xblock *xq, 
         }
 }
 
-void quant_matmul(float *y, const float *x, const tensor *W, const float *bias, int T, int N, int K) {
+#define ENTRY_(isa) quant_dot_##isa
+#define ENTRY(isa) ENTRY_(isa)
+/* p: pack.c's interleaved copy of W (avx512vnni only), else NULL */
+void ENTRY(QUANT_ISA)(float *y, const float *x, const tensor *W, const uint8_t *p, const float *bias, int T, int N, int K) {
     int nb = K / 32;
     xblock *xq = malloc((size_t)T * nb * sizeof *xq);
     for (int t = 0; t < T; t++) quantize_x(xq + (size_t)t * nb, x + (size_t)t * K, K);
-    const uint8_t *p = k_packed(W);
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
     if (p) packed_matmul(y, p, W->dt, xq, nb, T, N);
 #endif

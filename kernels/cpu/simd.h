@@ -47,8 +47,12 @@ static inline __m256 exp8(__m256 x) {
     __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
-
-/* quant_dot.c: y[T,N] = x[T,K] W[N,K]^T (+ bias) for a Q8_0 / Q4_0 / Q4_1 W. */
-void quant_matmul(float *y, const float *x, const tensor *W, const float *bias, int T, int N, int K);
 #endif
+
+/* quant.c: y[T,N] = x[T,K] W[N,K]^T (+ bias) for a Q8_0 / Q4_0 / Q4_1 W, by
+ * the build of quant_dot.c chosen for this CPU; -1 where there is none (not
+ * x86-64, or no AVX2): the caller's plain loop then. */
+int quant_matmul(float *y, const float *x, const tensor *W, const float *bias, int T, int N, int K);
+/* whether that build reads pack.c's interleaved copies */
+int k_quant_interleaved(void);
 #endif

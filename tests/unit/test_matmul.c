@@ -3,7 +3,7 @@
  * then k_matmul, the fast kernels, against k_matmul_ref, on every weight
  * dtype, both as the file stores them and from the CPU's copy (k_pack;
  * block formats interleaved), and an embedding's rows read back out of the
- * copy. */
+ * copy; the block formats by each build of quant_dot.c this CPU can run. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,16 +110,38 @@ static void check(dtype dt, int T, int N, int K) {
     if (dtype_block(dt) == 1 || N % 16 == 0) check_as(dt, T, N, K, 1);
 }
 
-static void every_dtype_and_shape(void **state) {
-    (void)state;
-    const dtype DTS[] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_1 };
+static void shapes(const dtype *dts, size_t n_dts) {
     /* rows of K = 7, 45, 200 end part way through a vector or an unrolled turn (float dtypes only) */
     const int TS[] = { 1, 3, 5, 9 }, NS[] = { 1, 3, 7, 13, 130, 16, 48 }, KS[] = { 32, 96, 256, 7, 45, 200 };
-    for (size_t d = 0; d < 6; d++)
+    for (size_t d = 0; d < n_dts; d++)
         for (size_t t = 0; t < 4; t++)
             for (size_t n = 0; n < 7; n++)
                 for (size_t k = 0; k < 6; k++)
-                    if (KS[k] % dtype_block(DTS[d]) == 0) check(DTS[d], TS[t], NS[n], KS[k]);
+                    if (KS[k] % dtype_block(dts[d]) == 0) check(dts[d], TS[t], NS[n], KS[k]);
+}
+
+static void every_dtype_and_shape(void **state) {
+    (void)state;
+    const dtype DTS[] = { DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0, DT_Q4_1 };
+    shapes(DTS, 6);
+}
+
+/* quant.c picks the widest build at run time; each one this CPU has, in
+ * turn, against the same reference (those it lacks are said, not run). */
+static void every_cpu_kernel(void **state) {
+    (void)state;
+    const char *widest = k_quant_kernel(), *ALL[] = { "avx512vnni", "avxvnni", "avx2" };
+    const dtype DTS[] = { DT_Q8_0, DT_Q4_0, DT_Q4_1 };
+    print_message("this CPU's block-format kernels: %s; the default %s\n", k_quant_kernels(), widest);
+    for (int i = 0; i < 3; i++) {
+        if (k_quant_use(ALL[i])) { print_message("skip: this CPU has no %s\n", ALL[i]); continue; }
+        assert_string_equal(k_quant_kernel(), ALL[i]);
+        shapes(DTS, 3);
+        check(DT_Q4_1, 1, 1024, 512);   /* in parallel */
+        check(DT_Q8_0, 6, 512, 512);
+    }
+    assert_int_equal(k_quant_use("sse2"), -1);
+    if (strcmp(widest, "none")) assert_int_equal(k_quant_use(widest), 0);
 }
 
 static void large_enough_to_run_in_parallel(void **state) {
@@ -159,7 +181,8 @@ static void embedding_rows_from_the_packed_copy(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = { cmocka_unit_test(every_dtype_and_shape), cmocka_unit_test(large_enough_to_run_in_parallel),
+    const struct CMUnitTest tests[] = { cmocka_unit_test(every_dtype_and_shape), cmocka_unit_test(every_cpu_kernel),
+                                        cmocka_unit_test(large_enough_to_run_in_parallel),
                                         cmocka_unit_test(embedding_rows_from_the_packed_copy) };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
