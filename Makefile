@@ -19,10 +19,11 @@ PROTO_C := $(BUILD)/gen/trace/perfetto_trace.pb-c.c
 LIB_SRC := $(sort $(filter-out kernels/cpu/quant_dot.c,$(wildcard layers/*/*.c kernels/*.c kernels/cpu/*.c trace/*.c)))
 # kernels/cpu/quant_dot.c once per x86-64 instruction set, with that set's
 # -march whatever OPT says; kernels/cpu/quant.c picks one at run time.
-QUANT_ISA := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine)),avx2 avxvnni avx512vnni)
+QUANT_ISA := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine)),avx2 avxvnni avx512vnni amx)
 QUANT_avx2       := -march=x86-64-v3
 QUANT_avxvnni    := -march=x86-64-v3 -mavxvnni
 QUANT_avx512vnni := -march=x86-64-v4 -mavx512vnni
+QUANT_amx        := -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8
 QUANT_OBJ := $(QUANT_ISA:%=$(BUILD)/obj/kernels/cpu/quant_dot.%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(QUANT_OBJ) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
 # The CLI, the labs (labs/: the calculator, lab N's experiment) and the web

@@ -11,7 +11,7 @@ M=build/bench/qwen2.5-0.5b
 [ -f $M/model.safetensors ] || python3 bench/make_random_model.py $M >/dev/null
 mkdir -p build/bench
 cc -O3 -march=native -fopenmp bench/membw.c -o build/bench/membw
-BW=$(OMP_NUM_THREADS=$T build/bench/membw 512)
+BW=$(OMP_NUM_THREADS=$T build/bench/membw)
 PROMPT=$(python3 -c "print(','.join(str(i % 1000 + 10) for i in range(512)))")
 export OMP_NUM_THREADS=$T
 # Warm the page cache, then measure: decode after a short prompt, prefill of 512.

@@ -15,7 +15,14 @@
 static float dot(const float *a, const float *b, int n) {
     int e = 0;
     float d = 0;
-#ifdef __AVX2__
+#ifdef __AVX512F__   /* 16 lanes: a head of 64 is four FMAs */
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+    for (; e + 32 <= n; e += 32) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + e), _mm512_loadu_ps(b + e), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + e + 16), _mm512_loadu_ps(b + e + 16), s1);
+    }
+    d = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+#elif defined(__AVX2__)
     __m256 s0 = _mm256_setzero_ps(), s1 = s0;
     for (; e + 16 <= n; e += 16) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + e), _mm256_loadu_ps(b + e), s0);
@@ -32,6 +39,13 @@ static float dot(const float *a, const float *b, int n) {
  * stored once per block, not once per row. */
 static void accumulate(float *o, float r, const float *p, const float *v, size_t stride, int nb, int n) {
     int e = 0;
+#ifdef __AVX512F__
+    for (; e + 16 <= n; e += 16) {
+        __m512 acc = _mm512_mul_ps(_mm512_set1_ps(r), _mm512_loadu_ps(o + e));
+        for (int j = 0; j < nb; j++) acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * stride + e), acc);
+        _mm512_storeu_ps(o + e, acc);
+    }
+#endif
 #ifdef __AVX2__
     for (; e + 8 <= n; e += 8) {
         __m256 acc = _mm256_mul_ps(_mm256_set1_ps(r), _mm256_loadu_ps(o + e));

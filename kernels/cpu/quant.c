@@ -4,16 +4,20 @@
  * any x86-64 CPU: the Makefile compiles quant_dot.c once per instruction
  * set, and this takes the widest the CPU has (cpuid, and the OS saving
  * its registers, as __builtin_cpu_supports asks), or the one named.
+ * The first is the same as avx512vnni at batch 1; AMX's tile multiply
+ * takes over from 8 tokens (prefill, batched decode).
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
 typedef void quant_fn(float *y, const float *x, const tensor *W, const uint8_t *p, const float *bias, int T, int N, int K);
-quant_fn quant_dot_avx512vnni, quant_dot_avxvnni, quant_dot_avx2;
+quant_fn quant_dot_amx, quant_dot_avx512vnni, quant_dot_avxvnni, quant_dot_avx2;
 
 /* __builtin_cpu_supports takes a literal, hence a function each (every
  * AVX2 CPU also has F16C). clang 14 does not know "avxvnni": cpuid leaf 7
@@ -22,6 +26,16 @@ static int has_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_c
 static int has_avx512vnni(void) {
     return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+/* AMX-TILE and AMX-INT8 (leaf 7, EDX bits 24 and 25), and Linux's leave
+ * to use the tiles' 8 KB of state (asked once: arch_prctl, Linux 5.16+) */
+static int has_amx(void) {
+    static int ok = -1;
+    unsigned a, b, c, d;
+    if (ok < 0)
+        ok = has_avx512vnni() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 3) == 3 &&
+             syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+    return ok;
 }
 static int has_avxvnni(void) {
     unsigned a, b, c, d;
@@ -34,6 +48,7 @@ static const struct {
     quant_fn *dot;
     int interleaved;   /* reads pack.c's interleaved copy */
 } KERNELS[] = {
+    { "amx", has_amx, quant_dot_amx, 1 },   /* avx512vnni, and AMX tiles for 8 tokens or more */
     { "avx512vnni", has_avx512vnni, quant_dot_avx512vnni, 1 },
     { "avxvnni", has_avxvnni, quant_dot_avxvnni, 0 },
     { "avx2", has_avx2, quant_dot_avx2, 0 },

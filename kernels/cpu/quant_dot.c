@@ -206,7 +206,7 @@ void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, i
     __m512 acc[C], macc[C];
     UNROLL for (int t = 0; t < c; t++) { acc[t] = _mm512_setzero_ps(); macc[t] = _mm512_setzero_ps(); }
     for (int b = 0; b < nb; b++, q += qb) {
-        for (size_t j = 0; j < qb; j += 64) _mm_prefetch((const char *)q + PACK_AHEAD * qb + j, _MM_HINT_T0);
+        for (size_t j = 0; j < qb; j += 64) _mm_prefetch((const char *)q + PACK_AHEAD * qb + j, _MM_HINT_T1);
         __m512i u[8];
         if (dt == DT_Q8_0)
             UNROLL for (int j = 0; j < 8; j++) u[j] = _mm512_loadu_si512(q + 64 * j);
@@ -253,6 +253,103 @@ static void packed_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq
         default:      group_block(y, p + g * group, DT_Q4_1, xq, nb, T, N, g); break;
         }
 }
+
+#ifdef __AMX_INT8__
+/* Many tokens at once (prefill, batched decode): AMX's tile multiply. One
+ * TDPBSUD multiplies 16 tokens' 32 bytes of x (signed; tile A, straight
+ * from xq, one token a row) by a block's 32 bytes of 16 weight rows
+ * (unsigned; tile B): pack.c's interleaved chunks are already AMX's B
+ * layout, chunk c being B's row c (k = 4c..4c+3 of each of 16 columns),
+ * as the nibbles unpacked are. Into C, 16 tokens x 16 rows of int32; hi
+ * and lo each their own C. A block's scales differ, so every block's C is
+ * stored and scaled into f32 sums, as in group_tile. */
+enum { AMX_MIN = 8, TM = 16 };   /* tokens: fewer go to group_tile; a tile's rows */
+/* the tiles (GCC's intrinsics paste the number into the instruction):
+ * A and B, and two pairs of C, so that AMX multiplies block b+1 while the
+ * vector unit scales block b's sums */
+#define TA 0
+#define TB 1
+
+typedef struct __attribute__((packed, aligned(64))) {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tile_config;
+
+/* B from block q (Q4: its nibbles to bytes in u first, rows 0-3 the low,
+ * 4-7 the high), A from x's hi then lo, into the C pair ch, cl */
+#define AMX_BLOCK(q, x, stride, ch, cl) do {                                        \
+        const uint8_t *b_ = (q);                                                    \
+        if (dt != DT_Q8_0) {                                                        \
+            UNROLL for (int j = 0; j < 4; j++) {                                    \
+                __m512i v = _mm512_loadu_si512(b_ + 64 * j);                        \
+                _mm512_store_si512(u[j], _mm512_and_si512(v, _mm512_set1_epi8(0x0f))); \
+                _mm512_store_si512(u[j + 4], _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f))); \
+            }                                                                       \
+            b_ = u[0];                                                              \
+        }                                                                           \
+        _tile_loadd(TB, b_, 64);                                                    \
+        _tile_zero(ch); _tile_zero(cl);                                             \
+        _tile_loadd(TA, (x)->hi, stride); _tile_dpbsud(ch, TA, TB);                 \
+        _tile_loadd(TA, (x)->lo, stride); _tile_dpbsud(cl, TA, TB);                 \
+    } while (0)
+
+/* y[t0..t0+15][16g..16g+15]: rows of x past T are zeros (xq is padded) */
+static inline __attribute__((always_inline))
+void amx_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int t0, int T) {
+    size_t qb = pack_q_bytes(dt), stride = nb * sizeof *xq;
+    const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
+    float mk = dt == DT_Q4_1 ? 1 : dt == DT_Q4_0 ? -8 : -128;
+    int32_t c_hi[TM][16] __attribute__((aligned(64))), c_lo[TM][16] __attribute__((aligned(64)));
+    uint8_t u[8][64] __attribute__((aligned(64)));
+    __m512 acc[TM];
+    UNROLL for (int t = 0; t < TM; t++) acc[t] = _mm512_setzero_ps();
+    const xblock *x = xq + (size_t)t0 * nb;
+    AMX_BLOCK(g, x, stride, 2, 3);
+    for (int b = 0; b < nb; b++) {
+        if (b % 2 == 0) {
+            _tile_stored(2, c_hi, 64); _tile_stored(3, c_lo, 64);
+            if (b + 1 < nb) AMX_BLOCK(g + (b + 1) * qb, x + b + 1, stride, 4, 5);
+        } else {
+            _tile_stored(4, c_hi, 64); _tile_stored(5, c_lo, 64);
+            if (b + 1 < nb) AMX_BLOCK(g + (b + 1) * qb, x + b + 1, stride, 2, 3);
+        }
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(d + b));
+        __m512 mv = dt == DT_Q4_1 ? _mm512_cvtph_ps(_mm256_loadu_si256(m + b)) : dv;
+        UNROLL for (int t = 0; t < TM; t++) {
+            const xblock *xt = x + (size_t)t * nb + b;
+            __m512 s = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c_hi[t]), 8),
+                                                           _mm512_load_si512(c_lo[t])));
+            acc[t] = _mm512_fmadd_ps(s, _mm512_mul_ps(dv, _mm512_set1_ps(xt->d)),
+                                     _mm512_fmadd_ps(mv, _mm512_set1_ps(mk * xt->s), acc[t]));
+        }
+    }
+    UNROLL for (int t = 0; t < TM; t++)
+        if (t0 + t < T) _mm512_storeu_ps(y + (size_t)(t0 + t) * N, acc[t]);
+}
+
+/* xq holds T rounded up to TM tokens, the extra ones zero. */
+static void amx_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq, int nb, int T, int N) {
+    size_t group = PACK_ROWS * dtype_row_bytes(dt, 32 * nb);
+    tile_config cfg = { .palette = 1 };
+    cfg.rows[TA] = TM, cfg.colsb[TA] = 32;
+    cfg.rows[TB] = 8, cfg.colsb[TB] = 64;
+    for (int c = 2; c < 6; c++) cfg.rows[c] = TM, cfg.colsb[c] = 64;
+    #pragma omp parallel if ((size_t)T * N * nb * 32 >= PARALLEL_MIN)
+    {
+        _tile_loadconfig(&cfg);   /* each thread's own tile state */
+        #pragma omp for schedule(static) collapse(2)
+        for (int g = 0; g < N / PACK_ROWS; g++)
+            for (int t0 = 0; t0 < T; t0 += TM)
+                switch (dt) {
+                case DT_Q8_0: amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q8_0, xq, nb, t0, T); break;
+                case DT_Q4_0: amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q4_0, xq, nb, t0, T); break;
+                default:      amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q4_1, xq, nb, t0, T); break;
+                }
+        _tile_release();
+    }
+}
+#endif
 #endif
 
 /* W as the file stores it, R rows at a time. */
@@ -275,12 +372,17 @@ static void file_matmul(float *y, const uint8_t *w, dtype dt, const xblock *xq, 
 /* p: pack.c's interleaved copy of W (avx512vnni only), else NULL */
 void ENTRY(QUANT_ISA)(float *y, const float *x, const tensor *W, const uint8_t *p, const float *bias, int T, int N, int K) {
     int nb = K / 32;
-    xblock *xq = malloc((size_t)T * nb * sizeof *xq);
+    int padded = (T + 15) / 16 * 16;   /* AMX reads x 16 tokens at a time */
+    xblock *xq = malloc((size_t)padded * nb * sizeof *xq);
     for (int t = 0; t < T; t++) quantize_x(xq + (size_t)t * nb, x + (size_t)t * K, K);
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-    if (p) packed_matmul(y, p, W->dt, xq, nb, T, N);
-#endif
+    memset(xq + (size_t)T * nb, 0, (size_t)(padded - T) * nb * sizeof *xq);
     if (!p) file_matmul(y, W->data, W->dt, xq, nb, T, N);
+#ifdef __AMX_INT8__
+    else if (T >= AMX_MIN) amx_matmul(y, p, W->dt, xq, nb, T, N);
+#endif
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+    else packed_matmul(y, p, W->dt, xq, nb, T, N);
+#endif
     free(xq);
     if (bias)
         for (int t = 0; t < T; t++)

@@ -130,15 +130,21 @@ static void every_dtype_and_shape(void **state) {
  * turn, against the same reference (those it lacks are said, not run). */
 static void every_cpu_kernel(void **state) {
     (void)state;
-    const char *widest = k_quant_kernel(), *ALL[] = { "avx512vnni", "avxvnni", "avx2" };
+    const char *widest = k_quant_kernel(), *ALL[] = { "amx", "avx512vnni", "avxvnni", "avx2" };
     const dtype DTS[] = { DT_Q8_0, DT_Q4_0, DT_Q4_1 };
     print_message("this CPU's block-format kernels: %s; the default %s\n", k_quant_kernels(), widest);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (k_quant_use(ALL[i])) { print_message("skip: this CPU has no %s\n", ALL[i]); continue; }
         assert_string_equal(k_quant_kernel(), ALL[i]);
         shapes(DTS, 3);
         check(DT_Q4_1, 1, 1024, 512);   /* in parallel */
         check(DT_Q8_0, 6, 512, 512);
+        for (int d = 0; d < 3; d++) {   /* AMX's 16-token tiles: one, a part, several and a part */
+            check(DTS[d], 16, 48, 96);
+            check(DTS[d], 8, 32, 64);
+            check(DTS[d], 42, 64, 576);
+        }
+        check(DT_Q4_0, 40, 512, 512);   /* in parallel */
     }
     assert_int_equal(k_quant_use("sse2"), -1);
     if (strcmp(widest, "none")) assert_int_equal(k_quant_use(widest), 0);
