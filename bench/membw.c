@@ -61,8 +61,7 @@ static uint64_t read_part(const char *a, size_t lo, size_t hi, int way) {
     }
     vec c0 = VZERO(), c1 = c0, c2 = c0, c3 = c0;
     for (const char *p = a + lo; p < a + hi; p += 4 * W) {
-        _mm_prefetch(p + AHEAD, _MM_HINT_T0);
-        if (W < 64) _mm_prefetch(p + AHEAD + 64, _MM_HINT_T0);
+        for (int l = 0; l < 4 * W; l += 64) _mm_prefetch(p + AHEAD + l, _MM_HINT_T0);
         if (way == NT) {
             c0 = VXOR(c0, VNT(p)); c1 = VXOR(c1, VNT(p + W)); c2 = VXOR(c2, VNT(p + 2 * W)); c3 = VXOR(c3, VNT(p + 3 * W));
         } else {

@@ -54,6 +54,8 @@ struct tsql {
     int failed;          /* a statement of this transaction failed */
     int64_t max_bytes;   /* > 0: the cap on the database and its WAL */
     int trims;           /* flushes that deleted old events */
+    int64_t detail_cut;  /* slices of layers 1-5 below this id are gone */
+    int trim_failed;     /* the cap's deletes that failed (said once) */
     char *wal;           /* the WAL's path */
     char why[256];
 };
@@ -393,30 +395,56 @@ static int64_t in_use(tsql *s)
            query_int(s, "PRAGMA page_size", NULL, 0);
 }
 
-/* In this flush's transaction: the oldest eighth of the events left (by
- * id, so older runs go first: slices, the arrows that touch them, and
- * counters), again until the pages in use are 1/16 of the cap under HALF;
- * the runs and tracks stay. Freed pages go on SQLite's free list, and the
- * next flushes reuse them, so the file stops growing. */
+/* In this flush's transaction, an eighth of the events' ids at a time,
+ * until the pages in use are 1/16 of the cap under HALF. The details go
+ * first: the slices of layers 1-5 (the forward pass and its layers, ops,
+ * kernels, copies, the GPU: nearly all of a step's events), oldest first,
+ * up to 3/4 of the way to the newest, and the counters; a request's own
+ * events (layers 6-8: its HTTP, tokens, batches) stay, so that its
+ * timeline still shows where it went. When that is not enough, every event, oldest first. The
+ * arrows that lost an end go too. Freed pages go on SQLite's free list and
+ * the next flushes reuse them, so the file stops growing; the runs and
+ * tracks stay. */
 static void trim(tsql *s)
 {
     int64_t before = in_use(s);
     if (before <= HALF(s)) return;
-    for (int64_t now = before; now > HALF(s) - s->max_bytes / 16 && !s->failed; now = in_use(s)) {
+    /* in a savepoint: a delete that fails is undone, and the flush's events are kept */
+    if (exec(s, "SAVEPOINT trim", NULL, 0)) return;
+    int rc = 0;
+    for (int64_t now = before; now > HALF(s) - s->max_bytes / 16 && !rc; now = in_use(s)) {
         int64_t lo = query_int(s, "SELECT coalesce(min(id), 0) FROM slices", NULL, 0),
                 hi = query_int(s, "SELECT coalesce(max(id), 0) FROM slices", NULL, 0),
                 clo = query_int(s, "SELECT coalesce(min(id), 0) FROM counters", NULL, 0),
                 chi = query_int(s, "SELECT coalesce(max(id), 0) FROM counters", NULL, 0);
-        if (!hi && !chi) break;   /* no events left */
-        char sql[320];
-        snprintf(sql, sizeof sql, "DELETE FROM flows WHERE from_slice < %1$lld OR to_slice < %1$lld;"
-                 "DELETE FROM slices WHERE id < %1$lld; DELETE FROM counters WHERE id < %2$lld",
-                 (long long)(lo + (hi - lo) / 8 + 1), (long long)(clo + (chi - clo) / 8 + 1));
-        if (exec(s, sql, s->why, sizeof s->why)) s->failed = 1;
+        if (lo < 0 || hi < 0 || clo < 0 || chi < 0 || now < 0) { rc = -1; break; }
+        /* the newest slice and counter stay: SQLite gives a new row the
+         * largest id + 1, and an id must never come back while a slice
+         * that began earlier waits for its end (trace_event.row) */
+        if (lo >= hi && clo >= chi) break;
+        int64_t eighth = (hi - lo) / 8 + 1, detail = s->detail_cut > lo ? s->detail_cut : lo, cut;
+        const char *which = "";
+        if (detail + eighth <= lo + (hi - lo) / 4 * 3) cut = s->detail_cut = detail + eighth, which = " AND layer <= 5";
+        else cut = lo + eighth < hi ? lo + eighth : hi;
+        int64_t ccut = clo + (chi - clo) / 8 + 1 < chi ? clo + (chi - clo) / 8 + 1 : chi;
+        char sql[640];
+        snprintf(sql, sizeof sql, "DELETE FROM slices WHERE id < %1$lld%2$s; DELETE FROM counters WHERE id < %3$lld;"
+                 "DELETE FROM flows WHERE (from_slice < %1$lld OR to_slice < %1$lld) AND"
+                 " (NOT EXISTS (SELECT 1 FROM slices WHERE id = from_slice) OR NOT EXISTS (SELECT 1 FROM slices WHERE id = to_slice))",
+                 (long long)cut, which, (long long)ccut);
+        int changes = sqlite3_total_changes(s->db);
+        rc = exec(s, sql, NULL, 0);
+        if (!rc && sqlite3_total_changes(s->db) == changes && !*which) break;   /* nothing left to take */
     }
-    if (!s->trims++)
-        fprintf(stderr, "trace db: %.3g MB in use passed half the cap of %.3g MB: the oldest events are being deleted\n",
-                before / 1e6, s->max_bytes / 1e6);
+    if (rc) {
+        char why[256];
+        if (!s->trim_failed++) fprintf(stderr, "trace db: the cap's delete failed (%s): the events are kept\n", trace_db_why(s->db, why, sizeof why));
+        exec(s, "ROLLBACK TO trim", NULL, 0);
+    }
+    exec(s, "RELEASE trim", NULL, 0);
+    if (!rc && !s->trims++)
+        fprintf(stderr, "trace db: %.3g MB in use passed half the cap of %.3g MB: the oldest events are being deleted,"
+                " layers 1-5 first\n", before / 1e6, s->max_bytes / 1e6);
 }
 
 /* Back to nothing, waiting 0.2 s at most for the readers (the writer is

@@ -71,7 +71,7 @@ enum { ROPE_TABLE = 8192 };   /* (cos, sin) pairs: 256 positions of head_dim 64 
 static const float *rope_angles(const int *pos, int T, float theta, int head_dim, const double *freq) {
     static _Thread_local struct { float theta; int d, T; int pos[ROPE_TABLE]; float cs[2 * ROPE_TABLE]; } c;
     int half = head_dim / 2;
-    if (T <= 0 || (size_t)T * half > ROPE_TABLE) return NULL;
+    if (T <= 0 || T > ROPE_TABLE || (size_t)T * half > ROPE_TABLE) return NULL;
     if (c.theta == theta && c.d == head_dim && c.T == T && !memcmp(c.pos, pos, T * sizeof *pos)) return c.cs;
     for (int t = 0; t < T; t++)
         for (int i = 0; i < half; i++) angle(c.cs + 2 * (t * half + i), pos[t], freq, theta, head_dim, i);

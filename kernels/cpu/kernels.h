@@ -24,17 +24,18 @@ void cpu_threads_wait(char **argv);
 
 /* Make the CPU's copy of a weight matrix W in 2 MB pages (pack.c), once
  * at load (the backends' prepare_weight): F32 / F16 / BF16 rows as they
- * are, Q8_0 / Q4_0 / Q4_1 rows interleaved for the AVX512-VNNI kernel.
+ * are, Q8_0 / Q4_0 / Q4_1 rows interleaved for the AVX512-VNNI and AMX kernels.
  * k_matmul and k_embedding then read it instead of W's bytes. A W that
- * does not fit (no data as in analytic mode; a block format without
- * AVX512-VNNI or with rows not a multiple of 16) is left as it is.
+ * does not fit (no data as in analytic mode; a block format when the
+ * kernel chosen reads the file's layout, or with rows not a multiple of
+ * 16) is left as it is.
  * 1: copied; 0: left; -1: out of memory. */
 int  k_pack(const tensor *W);
 /* Free every packed copy (release_weights: the model is freed). */
 void k_pack_reset(void);
 
 /* The block formats' kernel (quant.c): which build of quant_dot.c runs,
- * "avx512vnni", "avxvnni" or "avx2" ("none": not x86-64, or no AVX2).
+ * "amx", "avx512vnni", "avxvnni" or "avx2" ("none": not x86-64, or no AVX2).
  * The widest this CPU has, unless k_quant_use names another (the CLI: the
  * environment's HIPATH_CPU_KERNEL; the tests: each in turn); -1 if the
  * name is unknown or this CPU lacks it. Call it before the model loads:

@@ -30,8 +30,9 @@
  *
  * The Makefile compiles this file once per instruction set, QUANT_ISA
  * naming the build and its entry, quant_dot_<isa>: avx2 (the byte multiply
- * as maddubs + madd), avxvnni (vpdpbusd, 8 lanes) and avx512vnni (also the
- * packed kernel). quant.c picks one at run time.
+ * as maddubs + madd), avxvnni (vpdpbusd, 8 lanes), avx512vnni (also the
+ * packed kernel) and amx (also AMX's tiles from 8 tokens). quant.c picks
+ * one at run time.
  */
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/simd.h"

@@ -131,8 +131,8 @@ enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t r
         return web_fail(rq, 404, "request_not_found", NULL, "run %lld's request %lld was deleted to keep the trace under its cap"
                         " (--trace-cap-mb %g); the oldest request it keeps is %lld", (long long)run, (long long)request, w->cap_mb,
                         (long long)oldest);
-    return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld (yet: the trace is written every second)",
-                    (long long)run, (long long)request);
+    return web_fail(rq, 404, "request_not_found", NULL, "run %lld has no request %lld (%s)", (long long)run, (long long)request,
+                    w->cap_mb > 0 ? "not written yet, or deleted to keep the trace under its cap" : "not written yet");
 }
 
 /* Tests only: the slow work waits until the test writes a line to the
