@@ -39,13 +39,6 @@ static float dot(const float *a, const float *b, int n) {
  * stored once per block, not once per row. */
 static void accumulate(float *o, float r, const float *p, const float *v, size_t stride, int nb, int n) {
     int e = 0;
-#ifdef __AVX512F__
-    for (; e + 16 <= n; e += 16) {
-        __m512 acc = _mm512_mul_ps(_mm512_set1_ps(r), _mm512_loadu_ps(o + e));
-        for (int j = 0; j < nb; j++) acc = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * stride + e), acc);
-        _mm512_storeu_ps(o + e, acc);
-    }
-#endif
 #ifdef __AVX2__
     for (; e + 8 <= n; e += 8) {
         __m256 acc = _mm256_mul_ps(_mm256_set1_ps(r), _mm256_loadu_ps(o + e));
