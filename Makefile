@@ -193,7 +193,7 @@ tokenizer-r1:
 #   make hip-cpu          under AddressSanitizer + UBSan (tests/check_hip_cpu.sh, in make test)
 #   make hip-cpu-tsan     under ThreadSanitizer, where a missing barrier shows as a data race
 #   make hip-cpu-mutants  broken copies of the kernels, each of which must fail
-HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c kernels/cpu/pack.c layers/common/dtype.c
+HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/matmul.c kernels/cpu/pack.c kernels/cpu/quant.c layers/common/dtype.c
 hip_cpu_obj = $(HIP_CPU_TWINS:%.c=build/hip-cpu/$(1)/%.o)
 # the headers the twins and the test include: a change rebuilds them (kv_cache grew a field once)
 HIP_CPU_HDRS := $(wildcard layers/common/*.h kernels/cpu/*.h)
@@ -201,7 +201,7 @@ HIP_CPU_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 HIP_CPU_SAN_tsan := -fsanitize=thread
 # The sanitizer of a target build/hip-cpu/SAN/...
 hip_cpu_san = $(HIP_CPU_SAN_$(word 3,$(subst /, ,$@)))
-HIP_CPU_CC  = $(CC) -std=c11 -O1 -g -D_GNU_SOURCE -I. $(hip_cpu_san)
+HIP_CPU_CC  = $(CC) -std=c11 -O1 -g -D_GNU_SOURCE -DQUANT_NONE -I. $(hip_cpu_san)
 HIP_CPU_CXX = $(CXX) -std=c++17 -O1 -g -Wall -Wextra -I. $(hip_cpu_san)
 
 .PHONY: hip-cpu hip-cpu-tsan hip-cpu-mutants

@@ -153,8 +153,8 @@ void tile(float *y, int N, const float *w, const float *x, const float *b, int K
 
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     size_t row = dtype_row_bytes(W->dt, K);
-    if (dtype_block(W->dt) == 32 && !quant_matmul(y, x, W, b, T, N, K)) return;
     const uint8_t *copy = k_packed(W);
+    if (dtype_block(W->dt) == 32 && !quant_matmul(y, x, W, copy, b, T, N, K)) return;
     const char *w = copy ? (const char *)copy : W->data;
     if (T == 1) {
         #pragma omp parallel for schedule(static) if ((size_t)N * K >= PARALLEL_MIN)

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(QUANT_NONE)   /* QUANT_NONE: the HIP twins' plain loops */
 #include <cpuid.h>
 typedef void quant_fn(float *y, const float *x, const tensor *W, const uint8_t *p, const float *bias, int T, int N, int K);
 quant_fn quant_dot_amx, quant_dot_avx512vnni, quant_dot_avxvnni, quant_dot_avx2;
@@ -94,9 +94,9 @@ const char *k_quant_kernels(void) {
 
 int k_quant_interleaved(void) { return current() >= 0 && KERNELS[current()].interleaved; }
 
-int quant_matmul(float *y, const float *x, const tensor *W, const float *bias, int T, int N, int K) {
+int quant_matmul(float *y, const float *x, const tensor *W, const uint8_t *packed, const float *bias, int T, int N, int K) {
     int k = current();
     if (k < 0) return -1;
-    KERNELS[k].dot(y, x, W, KERNELS[k].interleaved ? k_packed(W) : NULL, bias, T, N, K);
+    KERNELS[k].dot(y, x, W, KERNELS[k].interleaved ? packed : NULL, bias, T, N, K);
     return 0;
 }

@@ -50,9 +50,10 @@ static inline __m256 exp8(__m256 x) {
 #endif
 
 /* quant.c: y[T,N] = x[T,K] W[N,K]^T (+ bias) for a Q8_0 / Q4_0 / Q4_1 W, by
- * the build of quant_dot.c chosen for this CPU; -1 where there is none (not
- * x86-64, or no AVX2): the caller's plain loop then. */
-int quant_matmul(float *y, const float *x, const tensor *W, const float *bias, int T, int N, int K);
+ * the build of quant_dot.c chosen for this CPU, from packed (W's copy,
+ * k_packed, or NULL) where that build reads it; -1 where there is none
+ * (not x86-64, or no AVX2): the caller's plain loop then. */
+int quant_matmul(float *y, const float *x, const tensor *W, const uint8_t *packed, const float *bias, int T, int N, int K);
 /* whether that build reads pack.c's interleaved copies */
 int k_quant_interleaved(void);
 #endif
