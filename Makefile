@@ -23,7 +23,7 @@ QUANT_ISA := $(if $(findstring x86_64,$(shell $(CC) -dumpmachine)),avx2 avxvnni 
 QUANT_avx2       := -march=x86-64-v3
 QUANT_avxvnni    := -march=x86-64-v3 -mavxvnni
 QUANT_avx512vnni := -march=x86-64-v4 -mavx512vnni
-QUANT_amx        := -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8
+QUANT_amx        := -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-bf16
 QUANT_OBJ := $(QUANT_ISA:%=$(BUILD)/obj/kernels/cpu/quant_dot.%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(QUANT_OBJ) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
 # The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
@@ -113,7 +113,7 @@ $(BUILD)/tests/test_amdahl: $(BUILD)/obj/labs/amdahl.o
 $(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
-bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench
+bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench $(BUILD)/bench/matmul_bench
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)

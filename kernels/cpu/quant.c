@@ -27,13 +27,13 @@ static int has_avx512vnni(void) {
     return has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
-/* AMX-TILE and AMX-INT8 (leaf 7, EDX bits 24 and 25), and Linux's leave
+/* AMX-TILE and AMX-BF16 (leaf 7, EDX bits 24 and 22), and Linux's leave
  * to use the tiles' 8 KB of state (asked once: arch_prctl, Linux 5.16+) */
 static int has_amx(void) {
     static int ok = -1;
     unsigned a, b, c, d;
     if (ok < 0)
-        ok = has_avx512vnni() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 3) == 3 &&
+        ok = has_avx512vnni() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 24 & 1) && (d >> 22 & 1) &&
              syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
     return ok;
 }

@@ -265,21 +265,33 @@ static void packed_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq
         }
 }
 
-#ifdef __AMX_INT8__
-/* Many tokens at once (prefill, batched decode): AMX's tile multiply. One
- * TDPBSUD multiplies 16 tokens' 32 bytes of x (signed; tile A, straight
- * from xq, one token a row) by a block's 32 bytes of 16 weight rows
- * (unsigned; tile B): pack.c's interleaved chunks are already AMX's B
- * layout, chunk c being B's row c (k = 4c..4c+3 of each of 16 columns),
- * as the nibbles unpacked are. Into C, 16 tokens x 16 rows of int32; hi
- * and lo each their own C. A block's scales differ, so every block's C is
- * stored and scaled into f32 sums, as in group_tile. */
+#ifdef __AMX_BF16__
+/* Many tokens at once (prefill, batched decode): AMX's tile multiply, in
+ * bf16 with fp32 sums (TDPBF16PS), so that no x needs rounding to 8 bits:
+ *   - every weight q of these formats is a small integer, exact in bf16
+ *     (Q8_0 -128..127, Q4_0 -8..7, Q4_1 0..15); the scales stay fp32;
+ *   - each x is split as hi + lo, two bf16 (hi its top 16 bits, lo what
+ *     is left, 8 more bits), so x keeps 16 bits of its own, as in the
+ *     integer kernels, but relative to itself rather than to its block's
+ *     largest value;
+ *   - C = A_hi B + A_lo B sums in fp32 inside the tile: one tile store a
+ *     block, then y += d * C (Q4_1: + m * sum x), 16 rows a vector.
+ * Against the integer AMX multiply (TDPBSUD, x as two bytes) this halves
+ * the tile stores and the vector work a block, and no x scale is applied:
+ * SmolLM2-shaped Q8_0 matmuls at 42 tokens, one thread, 0.22 ms against
+ * 0.27 (bench/matmul_bench.c).
+ * A group's blocks are converted to bf16 once (into bq) and read back as
+ * B tiles by every 16 tokens. TDPBF16PS multiplies pairs: B's row p holds
+ * for each of 16 weight rows two weights, A's row m the two x's they meet.
+ * Which two k make a pair is free if A and B agree; the cheapest for the
+ * formats' bytes is k and k+2 (below), so x is stored in each 4 as
+ * x0 x2 x1 x3. */
 enum { AMX_MIN = 8, TM = 16 };   /* tokens: fewer go to group_tile; a tile's rows */
 /* the tiles (GCC's intrinsics paste the number into the instruction):
- * A and B, and two pairs of C, so that AMX multiplies block b+1 while the
- * vector unit scales block b's sums */
-#define TA 0
-#define TB 1
+ * A (hi, lo), B, and two C (3 and 4, taking turns by block) */
+#define TAH 0
+#define TAL 1
+#define TB 2
 
 typedef struct __attribute__((packed, aligned(64))) {
     uint8_t palette, start_row, reserved[14];
@@ -287,76 +299,157 @@ typedef struct __attribute__((packed, aligned(64))) {
     uint8_t rows[16];
 } tile_config;
 
-/* B from block q (Q4: its nibbles to bytes in u first, rows 0-3 the low,
- * 4-7 the high), A from x's hi then lo, into the C pair ch, cl */
-#define AMX_BLOCK(q, x, stride, ch, cl) do {                                        \
-        const uint8_t *b_ = (q);                                                    \
-        if (dt != DT_Q8_0) {                                                        \
-            __m512i v_[8];                                                          \
-            unpack_q4(v_, b_);                                                      \
-            UNROLL for (int j = 0; j < 8; j++) _mm512_store_si512(u[j], v_[j]);     \
-            b_ = u[0];                                                              \
-        }                                                                           \
-        _tile_loadd(TB, b_, 64);                                                    \
-        _tile_zero(ch); _tile_zero(cl);                                             \
-        _tile_loadd(TA, (x)->hi, stride); _tile_dpbsud(ch, TA, TB);                 \
-        _tile_loadd(TA, (x)->lo, stride); _tile_dpbsud(cl, TA, TB);                 \
+/* x[T][K] -> xa[padded][K/32][2][32]: each block's hi, then its lo (bf16,
+ * pairs k, k+2 as above; rows past T zero), and sx[t][b], the sum of block
+ * b of token t. hi and lo side by side: the line holding lo comes with
+ * hi's (L2 fetches lines in aligned pairs). */
+static void amx_x(uint16_t *xa, float *sx, const float *x, int T, int padded, int K) {
+    const __m512i perm = _mm512_setr_epi32(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15);
+    const __m512i top = _mm512_set1_epi32((int)0xffff0000);
+    for (int t = 0; t < T; t++)
+        for (int k = 0; k < K; k += 32) {
+            __m512 sum = _mm512_setzero_ps();
+            for (int h = 0; h < 32; h += 16) {
+                __m512 v = _mm512_permutexvar_ps(perm, _mm512_loadu_ps(x + (size_t)t * K + k + h));
+                __m512i vh = _mm512_and_si512(_mm512_castps_si512(v), top);
+                __m512 vl = _mm512_sub_ps(v, _mm512_castsi512_ps(vh));   /* exact: x and hi share the exponent */
+                uint16_t *a = xa + ((size_t)t * K + k) * 2 + h;
+                _mm256_storeu_si256((__m256i *)a, _mm512_cvtepi32_epi16(_mm512_srli_epi32(vh, 16)));
+                _mm256_storeu_si256((__m256i *)(a + 32), _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(vl), 16)));
+                sum = _mm512_add_ps(sum, v);
+            }
+            sx[(size_t)t * (K / 32) + k / 32] = _mm512_reduce_add_ps(sum);
+        }
+    memset(xa + (size_t)T * K * 2, 0, (size_t)(padded - T) * K * 4);
+}
+
+/* Block b of a group (pack.c) as a B tile of bf16: 16 rows of 64 bytes,
+ * row 2c+s (s = 0, 1) holding k = 4c+s and 4c+s+2 of each weight row.
+ * Q8_0: chunk c's bytes q+128 become floats through 2^23's mantissa, the
+ * low 16 bits dropped exactly (|q| <= 128 has 8 significant bits). Q4: a
+ * table lookup on each 16-bit word, whose low 5 bits hold a nibble and
+ * one stray bit (the table is written twice). */
+static inline void amx_b(uint8_t *out, const uint8_t *q, dtype dt) {
+    __m512i *o = (__m512i *)out;
+    if (dt == DT_Q8_0) {
+        const __m512i byte = _mm512_set1_epi32(0xff), magic = _mm512_set1_epi32(0x4b000000);
+        const __m512i top = _mm512_set1_epi32((int)0xffff0000);
+        const __m512 bias = _mm512_set1_ps(8388608.0f + 128);
+        UNROLL for (int c = 0; c < 8; c++) {
+            __m512i v = _mm512_loadu_si512(q + 64 * c), f[4];
+            UNROLL for (int i = 0; i < 4; i++)   /* (A & B) | C */
+                f[i] = _mm512_castps_si512(_mm512_sub_ps(_mm512_castsi512_ps(
+                           _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, 8 * i), byte, magic, 0xea)), bias));
+            /* (A & C) | B: the high word from k+2, the low from k */
+            o[2 * c] = _mm512_ternarylogic_epi32(f[2], _mm512_srli_epi32(f[0], 16), top, 0xec);
+            o[2 * c + 1] = _mm512_ternarylogic_epi32(f[3], _mm512_srli_epi32(f[1], 16), top, 0xec);
+        }
+        return;
+    }
+    /* bf16 of 0..15 (Q4_1) or of -8..7 (Q4_0), twice */
+    static const uint16_t q4_1[32] __attribute__((aligned(64))) = {
+        0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0x4100, 0x4110, 0x4120, 0x4130, 0x4140, 0x4150, 0x4160, 0x4170,
+        0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0, 0x4100, 0x4110, 0x4120, 0x4130, 0x4140, 0x4150, 0x4160, 0x4170 };
+    static const uint16_t q4_0[32] __attribute__((aligned(64))) = {
+        0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040, 0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0,
+        0xc100, 0xc0e0, 0xc0c0, 0xc0a0, 0xc080, 0xc040, 0xc000, 0xbf80, 0x0000, 0x3f80, 0x4000, 0x4040, 0x4080, 0x40a0, 0x40c0, 0x40e0 };
+    const __m512i table = _mm512_load_si512(dt == DT_Q4_0 ? q4_0 : q4_1);
+    UNROLL for (int c = 0; c < 4; c++) {   /* low nibbles k = 4c.., high k = 16+4c.. */
+        __m512i v = _mm512_loadu_si512(q + 64 * c);
+        o[2 * c] = _mm512_permutexvar_epi16(v, table);
+        o[2 * c + 1] = _mm512_permutexvar_epi16(_mm512_srli_epi16(v, 8), table);
+        o[8 + 2 * c] = _mm512_permutexvar_epi16(_mm512_srli_epi16(v, 4), table);
+        o[9 + 2 * c] = _mm512_permutexvar_epi16(_mm512_srli_epi16(v, 12), table);
+    }
+}
+
+/* A and B of block b into C tile c */
+#define AMX_BLOCK(b, c) do {                                           \
+        _tile_loadd(TB, bq + (size_t)(b) * 1024, 64);                  \
+        _tile_loadd(TAH, xa + 64 * (b), stride);                       \
+        _tile_loadd(TAL, xa + 64 * (b) + 32, stride);                  \
+        _tile_zero(c);                                                 \
+        _tile_dpbf16ps(c, TAH, TB);                                    \
+        _tile_dpbf16ps(c, TAL, TB);                                    \
     } while (0)
 
-/* y[t0..t0+15][16g..16g+15]: rows of x past T are zeros (xq is padded) */
+/* y[t0..t0+15][16g..16g+15] from the group's B tiles bq and scales d, m
+ * (pack.c), and x's tokens t0.. as xa and sx */
 static inline __attribute__((always_inline))
-void amx_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int t0, int T) {
-    size_t qb = pack_q_bytes(dt), stride = nb * sizeof *xq;
-    const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
-    float mk = m_scale(dt);
-    int32_t c_hi[TM][16] __attribute__((aligned(64))), c_lo[TM][16] __attribute__((aligned(64)));
-    uint8_t u[8][64] __attribute__((aligned(64)));
+void amx_tile(float *y, int N, const uint8_t *bq, const __m256i *d, const __m256i *m, dtype dt,
+              const uint16_t *xa, const float *sx, int nb, int t0, int T, const uint8_t *next) {
+    size_t bb = PACK_ROWS * dtype_row_bytes(dt, 32);
+    size_t stride = (size_t)nb * 128;
+    float c[2][TM][16] __attribute__((aligned(64)));   /* the sums of blocks b and b-1 */
     __m512 acc[TM];
     UNROLL for (int t = 0; t < TM; t++) acc[t] = _mm512_setzero_ps();
-    const xblock *x = xq + (size_t)t0 * nb;
-    AMX_BLOCK(g, x, stride, 2, 3);
-    for (int b = 0; b < nb; b++) {
-        if (b % 2 == 0) {
-            _tile_stored(2, c_hi, 64); _tile_stored(3, c_lo, 64);
-            if (b + 1 < nb) AMX_BLOCK(g + (b + 1) * qb, x + b + 1, stride, 4, 5);
-        } else {
-            _tile_stored(4, c_hi, 64); _tile_stored(5, c_lo, 64);
-            if (b + 1 < nb) AMX_BLOCK(g + (b + 1) * qb, x + b + 1, stride, 2, 3);
+    /* Three blocks in flight: AMX multiplies b+1 and stores b while the
+     * vector unit scales b-1, whose store has reached memory (loads right
+     * behind a tile store wait for it). */
+    AMX_BLOCK(0, 3);
+    for (int b = 0; b <= nb; b++) {
+        if (b < nb) {
+            if (next)
+                for (size_t j = 0; j < bb; j += 64) _mm_prefetch((const char *)next + b * bb + j, _MM_HINT_T0);
+            if (b % 2 == 0) {
+                if (b + 1 < nb) AMX_BLOCK(b + 1, 4);
+                _tile_stored(3, c[0], 64);
+            } else {
+                if (b + 1 < nb) AMX_BLOCK(b + 1, 3);
+                _tile_stored(4, c[1], 64);
+            }
         }
-        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(d + b));
-        __m512 mv = dt == DT_Q4_1 ? _mm512_cvtph_ps(_mm256_loadu_si256(m + b)) : dv;
-        UNROLL for (int t = 0; t < TM; t++) {
-            const xblock *xt = x + (size_t)t * nb + b;
-            __m512 s = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c_hi[t]), 8),
-                                                           _mm512_load_si512(c_lo[t])));
-            acc[t] = _mm512_fmadd_ps(s, _mm512_mul_ps(dv, _mm512_set1_ps(xt->d)),
-                                     _mm512_fmadd_ps(mv, _mm512_set1_ps(mk * xt->s), acc[t]));
+        if (b == 0) continue;
+        int e = b - 1;
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256(d + e));
+        if (dt == DT_Q4_1) {
+            __m512 mv = _mm512_cvtph_ps(_mm256_loadu_si256(m + e));
+            UNROLL for (int t = 0; t < TM; t++)
+                acc[t] = _mm512_fmadd_ps(mv, _mm512_set1_ps(sx[(size_t)t * nb + e]), acc[t]);
         }
+        UNROLL for (int t = 0; t < TM; t++) acc[t] = _mm512_fmadd_ps(_mm512_load_ps(c[e % 2][t]), dv, acc[t]);
     }
     UNROLL for (int t = 0; t < TM; t++)
         if (t0 + t < T) _mm512_storeu_ps(y + (size_t)(t0 + t) * N, acc[t]);
 }
 
-/* xq holds T rounded up to TM tokens, the extra ones zero. */
-static void amx_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq, int nb, int T, int N) {
-    size_t group = PACK_ROWS * dtype_row_bytes(dt, 32 * nb);
+/* Group g: its blocks to bf16 in bq, then all tokens, 16 at a time. */
+static inline __attribute__((always_inline))
+void amx_group(float *y, int N, const uint8_t *g, uint8_t *bq, dtype dt, const uint16_t *xa,
+               const float *sx, int nb, int T, int K) {
+    size_t qb = pack_q_bytes(dt), bb = PACK_ROWS * dtype_row_bytes(dt, 32);
+    const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
+    (void)bb;
+    for (int b = 0; b < nb; b++) amx_b(bq + (size_t)b * 1024, g + b * qb, dt);
+    for (int t0 = 0; t0 < T; t0 += TM)   /* the first 16 tokens' pass asks for the next group's bytes */
+        amx_tile(y, N, bq, d, m, dt, xa + (size_t)t0 * K * 2, sx + (size_t)t0 * nb, nb, t0, T,
+                 t0 ? NULL : g + nb * bb);
+}
+
+static void amx_matmul(float *y, const float *x, const uint8_t *p, dtype dt, int T, int N, int K) {
+    int nb = K / 32, padded = (T + TM - 1) / TM * TM;
+    size_t group = PACK_ROWS * dtype_row_bytes(dt, K);
+    uint16_t *xa = aligned_alloc(64, (size_t)padded * K * 4);   /* a tile row, a cache line */
+    float *sx = malloc((size_t)padded * nb * sizeof *sx);
+    amx_x(xa, sx, x, T, padded, K);
     tile_config cfg = { .palette = 1 };
-    cfg.rows[TA] = TM, cfg.colsb[TA] = 32;
-    cfg.rows[TB] = 8, cfg.colsb[TB] = 64;
-    for (int c = 2; c < 6; c++) cfg.rows[c] = TM, cfg.colsb[c] = 64;
-    #pragma omp parallel if ((size_t)T * N * nb * 32 >= PARALLEL_MIN)
+    for (int t = 0; t < 5; t++) cfg.rows[t] = TM, cfg.colsb[t] = 64;   /* A, A, B, C, C: 16 x 64 bytes */
+    #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
+        uint8_t *bq = aligned_alloc(64, (size_t)nb * 1024);   /* this thread's group of B tiles */
         _tile_loadconfig(&cfg);   /* each thread's own tile state */
-        #pragma omp for schedule(static) collapse(2)
+        #pragma omp for schedule(static)
         for (int g = 0; g < N / PACK_ROWS; g++)
-            for (int t0 = 0; t0 < T; t0 += TM)
-                switch (dt) {
-                case DT_Q8_0: amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q8_0, xq, nb, t0, T); break;
-                case DT_Q4_0: amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q4_0, xq, nb, t0, T); break;
-                default:      amx_tile(y + g * PACK_ROWS, N, p + g * group, DT_Q4_1, xq, nb, t0, T); break;
-                }
+            switch (dt) {
+            case DT_Q8_0: amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q8_0, xa, sx, nb, T, K); break;
+            case DT_Q4_0: amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q4_0, xa, sx, nb, T, K); break;
+            default:      amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q4_1, xa, sx, nb, T, K); break;
+            }
         _tile_release();
+        free(bq);
     }
+    free(xa);
+    free(sx);
 }
 #endif
 #endif
@@ -381,22 +474,19 @@ static void file_matmul(float *y, const uint8_t *w, dtype dt, const xblock *xq, 
 /* p: pack.c's interleaved copy of W (avx512vnni only), else NULL */
 void ENTRY(QUANT_ISA)(float *y, const float *x, const tensor *W, const uint8_t *p, const float *bias, int T, int N, int K) {
     int nb = K / 32;
-#ifdef __AMX_INT8__
-    int padded = (T + TM - 1) / TM * TM;   /* AMX reads x TM tokens at a time */
-#else
-    int padded = T;
+#ifdef __AMX_BF16__
+    if (p && T >= AMX_MIN) amx_matmul(y, x, p, W->dt, T, N, K);
+    else
 #endif
-    xblock *xq = malloc((size_t)padded * nb * sizeof *xq);
-    for (int t = 0; t < T; t++) quantize_x(xq + (size_t)t * nb, x + (size_t)t * K, K);
-    memset(xq + (size_t)T * nb, 0, (size_t)(padded - T) * nb * sizeof *xq);
-    if (!p) file_matmul(y, W->data, W->dt, xq, nb, T, N);
-#ifdef __AMX_INT8__
-    else if (T >= AMX_MIN) amx_matmul(y, p, W->dt, xq, nb, T, N);
-#endif
+    {
+        xblock *xq = malloc((size_t)T * nb * sizeof *xq);
+        for (int t = 0; t < T; t++) quantize_x(xq + (size_t)t * nb, x + (size_t)t * K, K);
+        if (!p) file_matmul(y, W->data, W->dt, xq, nb, T, N);
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-    else packed_matmul(y, p, W->dt, xq, nb, T, N);
+        else packed_matmul(y, p, W->dt, xq, nb, T, N);
 #endif
-    free(xq);
+        free(xq);
+    }
     if (bias)
         for (int t = 0; t < T; t++)
             for (int n = 0; n < N; n++) y[(size_t)t * N + n] += bias[n];

@@ -12,7 +12,7 @@ const uint8_t *k_packed(const tensor *W);
 void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n);
 
 /* A tile's loops have constant trip counts; unrolled, its arrays are registers. */
-#define UNROLL _Pragma("GCC unroll 8")
+#define UNROLL _Pragma("GCC unroll 16")
 
 #ifdef __AVX2__
 #include <immintrin.h>
