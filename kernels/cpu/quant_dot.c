@@ -438,6 +438,14 @@ static void amx_matmul(float *y, const float *x, const uint8_t *p, dtype dt, int
     {
         uint8_t *bq = aligned_alloc(64, (size_t)nb * 1024);   /* this thread's group of B tiles */
         _tile_loadconfig(&cfg);   /* each thread's own tile state */
+        /* Denormal inputs read as zero (DAZ), as the tile products read
+         * them: on SmolLM2 Q4_1 at 42 tokens, down_proj (30 layers) took
+         * 12.3 ms without, 7.1 with, against 6.3 for up_proj; some input
+         * of the vector scaling is denormal there (a microcode assist
+         * each; which one was not pinned down: not d, m nor sum x).
+         * Flush-to-zero of results alone changed nothing. */
+        unsigned csr = _mm_getcsr();
+        _mm_setcsr(csr | 0x0040);
         #pragma omp for schedule(static)
         for (int g = 0; g < N / PACK_ROWS; g++)
             switch (dt) {
@@ -446,6 +454,7 @@ static void amx_matmul(float *y, const float *x, const uint8_t *p, dtype dt, int
             default:      amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q4_1, xa, sx, nb, T, K); break;
             }
         _tile_release();
+        _mm_setcsr(csr);
         free(bq);
     }
     free(xa);
