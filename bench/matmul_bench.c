@@ -22,7 +22,7 @@ static int cmp(const void *a, const void *b) { double x = *(const double *)a, y 
 int main(int argc, char **argv) {
     const char *fmt = argc > 1 ? argv[1] : "Q8_0";
     int T = argc > 2 ? atoi(argv[2]) : 42, N = argc > 3 ? atoi(argv[3]) : 1536, K = argc > 4 ? atoi(argv[4]) : 576;
-    if (argc > 5 && k_quant_use(argv[5])) { fprintf(stderr, "kernel '%s' not on this CPU (has: %s)\n", argv[5], k_quant_kernels()); return 1; }
+    if (argc > 5 && k_quant_use(argv[5])) { fprintf(stderr, "kernel '%s' is unknown or not on this CPU (it has: %s)\n", argv[5], k_quant_kernels()); return 1; }
     dtype dt = !strcmp(fmt, "Q4_0") ? DT_Q4_0 : !strcmp(fmt, "Q4_1") ? DT_Q4_1 : DT_Q8_0;
     if (T < 1 || N < 16 || N % 16 || K < 32 || K % 32) { fprintf(stderr, "T >= 1, N a multiple of 16, K of 32\n"); return 1; }
     size_t row = dtype_row_bytes(dt, K), bytes = row * N;
