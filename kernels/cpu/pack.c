@@ -98,22 +98,22 @@ static int insert(packed e) {
     return 0;
 }
 
-/* One byte between the copy and the file, whichever way: flip is Q8_0's
- * +128 (the sign bit), its own inverse. */
-static inline void move(uint8_t *copy, uint8_t *file, int pack, uint8_t flip) {
-    if (pack) *copy = *file ^ flip;
-    else *file = *copy ^ flip;
+/* 4 bytes between the copy and the file, whichever way: flip is Q8_0's
+ * +128 (each byte's sign bit), its own inverse. */
+static inline void move(uint8_t *copy, uint8_t *file, int pack, uint32_t flip) {
+    uint32_t v;
+    if (pack) { memcpy(&v, file, 4); v ^= flip; memcpy(copy, &v, 4); }
+    else { memcpy(&v, copy, 4); v ^= flip; memcpy(file, &v, 4); }
 }
 
 /* Row r's block between the file's bytes blk and its places in a group's
- * streams q, d, m: into them (pack), or back out. */
+ * streams q, d, m: into them (pack), or back out. A chunk holds 4 bytes
+ * of each row, so the block's q moves 4 bytes at a time. */
 static void move_block(uint8_t *q, uint8_t *d, uint8_t *m, uint8_t *blk, dtype dt, int r, int pack) {
-    int nq = dt == DT_Q8_0 ? 32 : 16, at = dt == DT_Q4_1 ? 4 : 2;   /* Q4: byte j, q[j] low and q[j+16] high, as here */
-    for (int i = 0; i < 2; i++) {
-        move(d + 2 * r + i, blk + i, pack, 0);
-        if (dt == DT_Q4_1) move(m + 2 * r + i, blk + 2 + i, pack, 0);
-    }
-    for (int j = 0; j < nq; j++) move(q + 64 * (j / 4) + 4 * r + j % 4, blk + at + j, pack, dt == DT_Q8_0 ? 0x80 : 0);
+    int chunks = dt == DT_Q8_0 ? 8 : 4, at = dt == DT_Q4_1 ? 4 : 2;   /* Q4: byte j, q[j] low and q[j+16] high, as here */
+    if (pack) { memcpy(d + 2 * r, blk, 2); if (dt == DT_Q4_1) memcpy(m + 2 * r, blk + 2, 2); }
+    else { memcpy(blk, d + 2 * r, 2); if (dt == DT_Q4_1) memcpy(blk + 2, m + 2 * r, 2); }
+    for (int c = 0; c < chunks; c++) move(q + 64 * c + 4 * r, blk + at + 4 * c, pack, dt == DT_Q8_0 ? 0x80808080u : 0);
 }
 
 /* Row n's block b: where its q, d and m lie in the copy p of W. */
@@ -145,10 +145,12 @@ int k_pack(const tensor *W) {
     if (!p || insert((packed){ W->data, dt, N, K, p })) return -1;
     if (!block) memcpy(p, W->data, row * N);
     else
-        for (int n = 0; n < N; n++)
-            for (int b = 0; b < K / 32; b++) {   /* the file's bytes are only read: pack never writes blk */
+        for (int n = 0; n < N; n++) {
+            uint8_t *blk = (uint8_t *)W->data + n * row;   /* the file's bytes are only read: pack never writes them */
+            for (int b = 0; b < K / 32; b++, blk += row / (K / 32)) {
                 block_at(p, W, n, b, &q, &d, &m);
-                move_block(q, d, m, (uint8_t *)W->data + n * row + dtype_row_bytes(dt, 32) * b, dt, n % PACK_ROWS, 1);
+                move_block(q, d, m, blk, dt, n % PACK_ROWS, 1);
             }
+        }
     return 1;
 }
