@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
     int T = argc > 2 ? atoi(argv[2]) : 42, N = argc > 3 ? atoi(argv[3]) : 1536, K = argc > 4 ? atoi(argv[4]) : 576;
     if (argc > 5 && k_quant_use(argv[5])) { fprintf(stderr, "kernel '%s' is unknown or not on this CPU (it has: %s)\n", argv[5], k_quant_kernels()); return 1; }
     dtype dt = !strcmp(fmt, "Q4_0") ? DT_Q4_0 : !strcmp(fmt, "Q4_1") ? DT_Q4_1 : DT_Q8_0;
+    if (dt == DT_Q8_0 && strcmp(fmt, "Q8_0")) { fprintf(stderr, "format '%s' is not one of Q8_0, Q4_0, Q4_1\n", fmt); return 1; }
     if (T < 1 || N < 16 || N % 16 || K < 32 || K % 32) { fprintf(stderr, "T >= 1, N a multiple of 16, K of 32\n"); return 1; }
     size_t row = dtype_row_bytes(dt, K), bytes = row * N;
     int copies = (int)((128u << 20) / bytes) + 1;
