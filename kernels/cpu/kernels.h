@@ -9,6 +9,8 @@
 
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
+#include <stdio.h>
+#include <stdlib.h>
 
 /* How the kernels' OpenMP workers wait between parallel regions
  * (threads.c): passive, after a spin of about 100 us. libgomp reads this
@@ -17,6 +19,16 @@
  * CPU) and starts the program again, once; a user's own setting of either
  * wins. */
 void cpu_threads_wait(char **argv);
+
+/* A kernel's scratch for one call, aligned to align bytes (0: malloc's;
+ * else bytes a multiple of it). A kernel has no error path, so running
+ * out of memory here ends the process with a one-line reason, not a NULL
+ * dereference. */
+static inline void *k_scratch(size_t bytes, size_t align) {
+    void *p = align ? aligned_alloc(align, bytes) : malloc(bytes);
+    if (!p && bytes) { fprintf(stderr, "hipath: out of memory (%zu bytes of kernel scratch)\n", bytes); abort(); }
+    return p;
+}
 
 /* Below this many multiply-adds a kernel runs on one thread: waking a
  * second costs more than it saves (the tiny model's layers are this small). */

@@ -166,7 +166,7 @@ void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, 
      * they are), each against TC tokens at once. */
     #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
-        float *wr = W->dt == DT_F32 ? NULL : malloc(4 * (size_t)K * sizeof *wr);
+        float *wr = W->dt == DT_F32 ? NULL : k_scratch(4 * (size_t)K * sizeof *wr, 0);
         for (int t0 = 0; t0 < T; t0 += TB) {
             int tb = T - t0 < TB ? T - t0 : TB;
             const float *xb = x + (size_t)t0 * K;

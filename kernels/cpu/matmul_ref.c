@@ -9,7 +9,7 @@
 
 void k_matmul_ref(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
     size_t row = dtype_row_bytes(W->dt, K);
-    float *w = malloc((size_t)K * sizeof *w);
+    float *w = k_scratch((size_t)K * sizeof *w, 0);
     for (int n = 0; n < N; n++) {
         row_to_f32(w, (const char *)W->data + n * row, W->dt, K);   /* W[n, :] */
         for (int t = 0; t < T; t++) {

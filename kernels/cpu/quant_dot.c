@@ -278,8 +278,8 @@ static void packed_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq
  *     block, then y += d * C (Q4_1: + m * sum x), 16 rows a vector.
  * Against the integer AMX multiply (TDPBSUD, x as two bytes) this halves
  * the tile stores and the vector work a block, and no x scale is applied:
- * SmolLM2-shaped Q8_0 matmuls at 42 tokens, one thread, 0.22 ms against
- * 0.27 (bench/matmul_bench.c).
+ * SmolLM2's Q8_0 gate_proj at 42 tokens, one thread, 0.210 ms against
+ * 0.254 (bench/matmul_bench.c; docs/cpu.md).
  * A group's blocks are converted to bf16 once (into bq) and read back as
  * B tiles by every 16 tokens. TDPBF16PS multiplies pairs: B's row p holds
  * for each of 16 weight rows two weights, A's row m the two x's they meet.
@@ -321,6 +321,7 @@ static void amx_x(uint16_t *xa, float *sx, const float *x, int T, int padded, in
             sx[(size_t)t * (K / 32) + k / 32] = _mm512_reduce_add_ps(sum);
         }
     memset(xa + (size_t)T * K * 2, 0, (size_t)(padded - T) * K * 4);
+    memset(sx + (size_t)T * (K / 32), 0, (size_t)(padded - T) * (K / 32) * sizeof *sx);
 }
 
 /* Block b of a group (pack.c) as a B tile of bf16: 16 rows of 64 bytes,
@@ -413,46 +414,51 @@ void amx_tile(float *y, int N, const uint8_t *bq, const __m256i *d, const __m256
         if (t0 + t < T) _mm512_storeu_ps(y + (size_t)(t0 + t) * N, acc[t]);
 }
 
-/* Group g: its blocks to bf16 in bq, then all tokens, 16 at a time. */
+/* Group g: its blocks to bf16 in bq, then all tokens, 16 at a time; next:
+ * the next group's bytes (NULL after the last). */
 static inline __attribute__((always_inline))
-void amx_group(float *y, int N, const uint8_t *g, uint8_t *bq, dtype dt, const uint16_t *xa,
-               const float *sx, int nb, int T, int K) {
-    size_t qb = pack_q_bytes(dt), bb = PACK_ROWS * dtype_row_bytes(dt, 32);
+void amx_group(float *y, int N, const uint8_t *g, const uint8_t *next, uint8_t *bq, dtype dt,
+               const uint16_t *xa, const float *sx, int nb, int T, int K) {
+    size_t qb = pack_q_bytes(dt);
     const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
-    (void)bb;
     for (int b = 0; b < nb; b++) amx_b(bq + (size_t)b * 1024, g + b * qb, dt);
     for (int t0 = 0; t0 < T; t0 += TM)   /* the first 16 tokens' pass asks for the next group's bytes */
         amx_tile(y, N, bq, d, m, dt, xa + (size_t)t0 * K * 2, sx + (size_t)t0 * nb, nb, t0, T,
-                 t0 ? NULL : g + nb * bb);
+                 t0 ? NULL : next);
 }
 
 static void amx_matmul(float *y, const float *x, const uint8_t *p, dtype dt, int T, int N, int K) {
     int nb = K / 32, padded = (T + TM - 1) / TM * TM;
     size_t group = PACK_ROWS * dtype_row_bytes(dt, K);
-    uint16_t *xa = aligned_alloc(64, (size_t)padded * K * 4);   /* a tile row, a cache line */
-    float *sx = malloc((size_t)padded * nb * sizeof *sx);
+    uint16_t *xa = k_scratch((size_t)padded * K * 4, 64);   /* a tile row, a cache line */
+    float *sx = k_scratch((size_t)padded * nb * sizeof *sx, 0);
     amx_x(xa, sx, x, T, padded, K);
     tile_config cfg = { .palette = 1 };
     for (int t = 0; t < 5; t++) cfg.rows[t] = TM, cfg.colsb[t] = 64;   /* A, A, B, C, C: 16 x 64 bytes */
     #pragma omp parallel if ((size_t)T * N * K >= PARALLEL_MIN)
     {
-        uint8_t *bq = aligned_alloc(64, (size_t)nb * 1024);   /* this thread's group of B tiles */
+        uint8_t *bq = k_scratch((size_t)nb * 1024, 64);   /* this thread's group of B tiles */
         _tile_loadconfig(&cfg);   /* each thread's own tile state */
         /* Denormal inputs read as zero (DAZ), as the tile products read
          * them: on SmolLM2 Q4_1 at 42 tokens, down_proj (30 layers) took
          * 12.3 ms without, 7.1 with, against 6.3 for up_proj; some input
-         * of the vector scaling is denormal there (a microcode assist
-         * each; which one was not pinned down: not d, m nor sum x).
+         * of the vector scaling was denormal there (a microcode assist
+         * each). The likely one, the sums sx of the padding tokens past T,
+         * read Q4_1 only and were left uninitialized until amx_x zeroed
+         * them; DAZ stays until that is measured on an AMX host.
          * Flush-to-zero of results alone changed nothing. */
         unsigned csr = _mm_getcsr();
         _mm_setcsr(csr | 0x0040);
+        int groups = N / PACK_ROWS;
         #pragma omp for schedule(static)
-        for (int g = 0; g < N / PACK_ROWS; g++)
+        for (int g = 0; g < groups; g++) {
+            const uint8_t *w = p + g * group, *next = g + 1 < groups ? w + group : NULL;
             switch (dt) {
-            case DT_Q8_0: amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q8_0, xa, sx, nb, T, K); break;
-            case DT_Q4_0: amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q4_0, xa, sx, nb, T, K); break;
-            default:      amx_group(y + g * PACK_ROWS, N, p + g * group, bq, DT_Q4_1, xa, sx, nb, T, K); break;
+            case DT_Q8_0: amx_group(y + g * PACK_ROWS, N, w, next, bq, DT_Q8_0, xa, sx, nb, T, K); break;
+            case DT_Q4_0: amx_group(y + g * PACK_ROWS, N, w, next, bq, DT_Q4_0, xa, sx, nb, T, K); break;
+            default:      amx_group(y + g * PACK_ROWS, N, w, next, bq, DT_Q4_1, xa, sx, nb, T, K); break;
             }
+        }
         _tile_release();
         _mm_setcsr(csr);
         free(bq);
@@ -488,7 +494,7 @@ void ENTRY(QUANT_ISA)(float *y, const float *x, const tensor *W, const uint8_t *
     else
 #endif
     {
-        xblock *xq = malloc((size_t)T * nb * sizeof *xq);
+        xblock *xq = k_scratch((size_t)T * nb * sizeof *xq, 0);
         for (int t = 0; t < T; t++) quantize_x(xq + (size_t)t * nb, x + (size_t)t * K, K);
         if (!p) file_matmul(y, W->data, W->dt, xq, nb, T, N);
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
