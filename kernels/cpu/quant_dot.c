@@ -184,13 +184,16 @@ void row_block(float *y, const uint8_t *w, size_t row, dtype dt, const xblock *x
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-/* Ask for every line of q this many blocks before it is used: 8 KB ahead
- * (Q4), past the group's end into the next group's, which the same thread
- * does next (static schedule), or into the next matrix (bind.c packs them
- * in the order forward uses them, but the LM head first). Measured on SmolLM2, one thread, all
- * matmuls of a token: 10.7 ms without, 9.2 with one line 4 blocks ahead,
- * 8.9 with every line 4 ahead, 6.6-7.1 with 32. */
-enum { PACK_AHEAD = 32 };
+/* Ask for every line of q this many bytes before it is used, past the
+ * group's end into the next group's, which the same thread does next
+ * (static schedule), or into the next matrix (bind.c packs them in the
+ * order forward uses them, but the LM head first). On SmolLM2, one thread,
+ * all matmuls of a token (Xeon): 10.7 ms without, 9.2 with one line 4
+ * blocks ahead, 8.9 with every line 4 ahead, 6.6-7.1 with 32 blocks (8 KB
+ * of Q4). On an EPYC (Zen 4), decode tok/s, median of 5, 1 thread, 8 KB /
+ * 16 / 24 / 32 ahead: Q4_0 176 / 207 / 188 / 192, Q4_1 137 / 133 / 155 /
+ * 152, Q8_0 108 / 114 / 114 / 117 (16 KB was its 32 blocks). */
+enum { PACK_AHEAD = 24 << 10 };
 /* A Q4 block's 4 chunks of nibbles (pack.c) as 8 vectors of bytes: u[j]
  * the low nibbles of chunk j, u[j+4] the high */
 static inline void unpack_q4(__m512i u[8], const uint8_t *q) {
@@ -221,7 +224,7 @@ void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, i
     __m512 acc[C], macc[C];
     UNROLL for (int t = 0; t < c; t++) { acc[t] = _mm512_setzero_ps(); macc[t] = _mm512_setzero_ps(); }
     for (int b = 0; b < nb; b++, q += qb) {
-        for (size_t j = 0; j < qb; j += 64) _mm_prefetch((const char *)q + PACK_AHEAD * qb + j, _MM_HINT_T1);
+        for (size_t j = 0; j < qb; j += 64) _mm_prefetch((const char *)q + PACK_AHEAD + j, _MM_HINT_T1);
         __m512i u[8];
         if (dt == DT_Q8_0)
             UNROLL for (int j = 0; j < 8; j++) u[j] = _mm512_loadu_si512(q + 64 * j);
