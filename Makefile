@@ -113,7 +113,7 @@ $(BUILD)/tests/test_amdahl: $(BUILD)/obj/labs/amdahl.o
 $(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
-bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench $(BUILD)/bench/matmul_bench
+bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench $(BUILD)/bench/matmul_bench $(BUILD)/bench/attention_bench
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)
