@@ -184,15 +184,19 @@ void row_block(float *y, const uint8_t *w, size_t row, dtype dt, const xblock *x
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-/* Ask for every line of q this many bytes before it is used, past the
- * group's end into the next group's, which the same thread does next
- * (static schedule), or into the next matrix (bind.c packs them in the
- * order forward uses them, but the LM head first). On SmolLM2, one thread,
- * all matmuls of a token (Xeon): 10.7 ms without, 9.2 with one line 4
- * blocks ahead, 8.9 with every line 4 ahead, 6.6-7.1 with 32 blocks (8 KB
- * of Q4). On an EPYC (Zen 4), decode tok/s, median of 5, 1 thread, 8 KB /
- * 16 / 24 / 32 ahead: Q4_0 176 / 207 / 188 / 192, Q4_1 137 / 133 / 155 /
- * 152, Q8_0 108 / 114 / 114 / 117 (16 KB was its 32 blocks). */
+/* Ask for every line of the group this many bytes before it is used:
+ * each block asks for a block's share of the bytes (its q and scales),
+ * so the lines asked for run on without a gap, past the group's end into
+ * the next group's, which the same thread does next (static schedule), or
+ * into the next matrix (bind.c packs them in the order forward uses them,
+ * but the LM head first). Asking for each block's q alone, 32 blocks
+ * ahead, left the scales' lines and as many of q's to wait on memory
+ * (each group's scales follow its q): on an EPYC (Zen 4), one thread, the
+ * SmolLM2 Q4_0 LM head took 0.94 ms, as long as the same loop doing no
+ * arithmetic, against 0.56 for a plain read of its bytes; now 0.62-0.69
+ * (bench/matmul_bench.c). 24 KB ahead rather than 8 or 16: decode tok/s
+ * Q4_0 176 / 207 / 188 / 192 at 8 / 16 / 24 / 32 KB, Q4_1 137 / 133 /
+ * 155 / 152 (median of 5, before the scales were asked for). */
 enum { PACK_AHEAD = 24 << 10 };
 /* A Q4 block's 4 chunks of nibbles (pack.c) as 8 vectors of bytes: u[j]
  * the low nibbles of chunk j, u[j+4] the high */
@@ -218,13 +222,13 @@ static inline __m512i bcast4(const int8_t *p) { int32_t v; memcpy(&v, p, 4); ret
  * Q8_0 store no m: it is -8d and -128d (their q were offset to unsigned). */
 static inline __attribute__((always_inline))
 void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int c) {
-    size_t qb = pack_q_bytes(dt);
+    size_t qb = pack_q_bytes(dt), bb = pack_block_bytes(dt);
     const uint8_t *q = g;
     const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
     __m512 acc[C], macc[C];
     UNROLL for (int t = 0; t < c; t++) { acc[t] = _mm512_setzero_ps(); macc[t] = _mm512_setzero_ps(); }
     for (int b = 0; b < nb; b++, q += qb) {
-        for (size_t j = 0; j < qb; j += 64) _mm_prefetch((const char *)q + PACK_AHEAD + j, _MM_HINT_T1);
+        for (size_t a = b * bb; a < (b + 1) * bb; a += 64) _mm_prefetch((const char *)g + PACK_AHEAD + a, _MM_HINT_T1);
         __m512i u[8];
         if (dt == DT_Q8_0)
             UNROLL for (int j = 0; j < 8; j++) u[j] = _mm512_loadu_si512(q + 64 * j);
@@ -382,8 +386,7 @@ static inline void amx_b(uint8_t *out, const uint8_t *q, dtype dt) {
 static inline __attribute__((always_inline))
 void amx_tile(float *y, int N, const uint8_t *bq, const __m256i *d, const __m256i *m, dtype dt,
               const uint16_t *xa, const float *sx, int nb, int t0, int T, const uint8_t *next) {
-    size_t bb = PACK_ROWS * dtype_row_bytes(dt, 32);
-    size_t stride = (size_t)nb * 128;
+    size_t bb = pack_block_bytes(dt), stride = (size_t)nb * 128;
     float c[2][TM][16] __attribute__((aligned(64)));   /* the sums of blocks b and b-1 */
     __m512 acc[TM];
     UNROLL for (int t = 0; t < TM; t++) acc[t] = _mm512_setzero_ps();
