@@ -97,7 +97,7 @@ web *cli_web_open(web_opts *wo, const char *db, server_opts *o) {
 }
 
 /* client: the command sends HTTP (layer 8), so libcurl is initialized
- * first; the others skip it, and the TLS libraries it wakes (about 7 MB
+ * first; the others skip it, and the TLS libraries it wakes (about 2 MB
  * resident). */
 static const struct { const char *name; int (*fn)(int, char **); int client; const char *help; } CMDS[] = {
     { "generate",   cmd_generate,   0, "run the model on a prompt (layers 7-4, no server)" },

@@ -216,19 +216,23 @@ static inline float m_scale(dtype dt) { return dt == DT_Q4_1 ? 1 : dt == DT_Q4_0
 static inline __m512i bcast4(const int8_t *p) { int32_t v; memcpy(&v, p, 4); return _mm512_set1_epi32(v); }
 
 /* y[t][16g + i] for the 16 rows of packed group g (pack.c) and c <= C
- * tokens. Lane i of every vector is row i: u[j] holds q[4j..4j+3] of each
+ * tokens; ahead: this pass asks for the bytes ahead (the group's first
+ * tokens' pass: the others find them in cache). Lane i of every vector is row i: u[j] holds q[4j..4j+3] of each
  * row, one byte dot product with x[4j..4j+3] in every lane. The scales
  * are a vector per block, d*x.d and m*x.s as in the tile above; Q4_0 and
  * Q8_0 store no m: it is -8d and -128d (their q were offset to unsigned). */
 static inline __attribute__((always_inline))
-void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int c) {
+void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int c, int ahead) {
     size_t qb = pack_q_bytes(dt), bb = pack_block_bytes(dt);
     const uint8_t *q = g;
     const __m256i *d = (const __m256i *)(g + nb * qb), *m = d + nb;
     __m512 acc[C], macc[C];
     UNROLL for (int t = 0; t < c; t++) { acc[t] = _mm512_setzero_ps(); macc[t] = _mm512_setzero_ps(); }
+    if (ahead)   /* the next group's scales: past 24 KB of q they would come late */
+        for (size_t a = 0; a < nb * (bb - qb); a += 64) _mm_prefetch((const char *)g + nb * bb + nb * qb + a, _MM_HINT_T1);
     for (int b = 0; b < nb; b++, q += qb) {
-        for (size_t a = b * bb; a < (b + 1) * bb; a += 64) _mm_prefetch((const char *)g + PACK_AHEAD + a, _MM_HINT_T1);
+        if (ahead)
+            for (size_t a = b * bb; a < (b + 1) * bb; a += 64) _mm_prefetch((const char *)g + PACK_AHEAD + a, _MM_HINT_T1);
         __m512i u[8];
         if (dt == DT_Q8_0)
             UNROLL for (int j = 0; j < 8; j++) u[j] = _mm512_loadu_si512(q + 64 * j);
@@ -257,8 +261,8 @@ void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, i
 static inline __attribute__((always_inline))
 void group_block(float *y, const uint8_t *w, dtype dt, const xblock *xq, int nb, int T, int N, int g) {
     int t = 0;
-    for (; t + C <= T; t += C) group_tile(y + (size_t)t * N + g * PACK_ROWS, N, w, dt, xq + (size_t)t * nb, nb, C);
-    for (; t < T; t++) group_tile(y + (size_t)t * N + g * PACK_ROWS, N, w, dt, xq + (size_t)t * nb, nb, 1);
+    for (; t + C <= T; t += C) group_tile(y + (size_t)t * N + g * PACK_ROWS, N, w, dt, xq + (size_t)t * nb, nb, C, t == 0);
+    for (; t < T; t++) group_tile(y + (size_t)t * N + g * PACK_ROWS, N, w, dt, xq + (size_t)t * nb, nb, 1, t == 0);
 }
 
 static void packed_matmul(float *y, const uint8_t *p, dtype dt, const xblock *xq, int nb, int T, int N) {

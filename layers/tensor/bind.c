@@ -64,7 +64,8 @@ static int prepare(const model *m, char *err, int errlen) {
      * of SmolLM2 Q4_1's 98 MB were mapped before the first copy, which
      * came on top (a 125 MB peak against 118 once loaded). Dropped here;
      * the page cache keeps them. */
-    for (int i = 0; i < m->files.nfiles; i++) weights_release(m->files.file[i].map, m->files.file[i].size);
+    for (int i = 0; i < m->files.nfiles; i++)
+        if (m->files.file[i].map) weights_release(m->files.file[i].map, m->files.file[i].size);   /* analytic: none */
     if (prepare1(m->w.lm_head, err, errlen)) return -1;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
