@@ -120,12 +120,15 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libhipath.a
 
 # Every test: unit tests (cmocka), then the reference checks; one summary line.
 # The packages first (one apt at a time), then both builds side by side on
-# every core, then the tests, TEST_JOBS at a time (tests/run.sh).
+# every core, then the tests' packages and the HIP path's compilers (else
+# the HIP checks that skip without them raced the one that installs them),
+# then the tests, TEST_JOBS at a time (tests/run.sh).
 JOBS ?= $(shell nproc)
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all asan
 	@sh scripts/deps-test.sh
+	@sh scripts/deps-hip.sh
 	@sh tests/run.sh
 
 # make test in a fresh clone, 5 times in a row, beside two busy loops
