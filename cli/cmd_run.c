@@ -156,6 +156,10 @@ int cmd_run(int argc, char **argv) {
     double temperature = 0, kv_cache_mb = 0;
     client_timeouts timeout = { CLIENT_CONNECT_S, CLIENT_FIRST_BYTE_S, CLIENT_IDLE_S };
     int c, ignore_eos = 0, analytic = 0, web_too = 0;
+    /* Here, not in main for every command: libcurl's TLS libraries cost
+     * about 2 MB resident, and only run and lab (lab.c) send HTTP. Before
+     * any thread: libcurl asks for that. */
+    client_init();
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {

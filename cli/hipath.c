@@ -3,7 +3,6 @@
  */
 #include "cli/cli.h"
 #include "kernels/cpu/kernels.h"
-#include "layers/client/client.h"
 #include "layers/runtime/runtime.h"
 #include "trace/db_index.h"
 #include "trace/trace.h"
@@ -96,20 +95,17 @@ web *cli_web_open(web_opts *wo, const char *db, server_opts *o) {
     return w;
 }
 
-/* client: the command sends HTTP (layer 8), so libcurl is initialized
- * first; the others skip it, and the TLS libraries it wakes (about 2 MB
- * resident). */
-static const struct { const char *name; int (*fn)(int, char **); int client; const char *help; } CMDS[] = {
-    { "generate",   cmd_generate,   0, "run the model on a prompt (layers 7-4, no server)" },
-    { "tokenize",   cmd_tokenize,   0, "text on stdin -> token ids as a JSON array" },
-    { "detokenize", cmd_detokenize, 0, "JSON array of ids on stdin -> text" },
-    { "serve",      cmd_serve,      0, "OpenAI-compatible HTTP server (layer 6)" },
-    { "run",        cmd_run,        1, "send a chat message through the whole path (layers 8-1), traced" },
-    { "bounds",     cmd_bounds,     0, "capacity and prefill/decode lower bounds of a model on a GPU" },
-    { "amdahl",     cmd_amdahl,     0, "the whole's speed-up when a share of its time gets faster" },
-    { "device",     cmd_device,     0, "the device layers 2-1 run on, and its measured copy bandwidth" },
-    { "lab",        cmd_lab,        1, "run lab N's experiment: predicted against measured (labs/)" },
-    { "validate",   cmd_validate,   0, "the simulated GPU against real GPUs' published measurements" },
+static const struct { const char *name; int (*fn)(int, char **); const char *help; } CMDS[] = {
+    { "generate",   cmd_generate,   "run the model on a prompt (layers 7-4, no server)" },
+    { "tokenize",   cmd_tokenize,   "text on stdin -> token ids as a JSON array" },
+    { "detokenize", cmd_detokenize, "JSON array of ids on stdin -> text" },
+    { "serve",      cmd_serve,      "OpenAI-compatible HTTP server (layer 6)" },
+    { "run",        cmd_run,        "send a chat message through the whole path (layers 8-1), traced" },
+    { "bounds",     cmd_bounds,     "capacity and prefill/decode lower bounds of a model on a GPU" },
+    { "amdahl",     cmd_amdahl,     "the whole's speed-up when a share of its time gets faster" },
+    { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
+    { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
+    { "validate",   cmd_validate,   "the simulated GPU against real GPUs' published measurements" },
 };
 
 static void usage(FILE *f) {
@@ -126,9 +122,6 @@ int main(int argc, char **argv) {
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) { usage(stdout); return 0; }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)
-        if (!strcmp(argv[1], CMDS[i].name)) {
-            if (CMDS[i].client) client_init();   /* before any thread: libcurl asks for that */
-            return CMDS[i].fn(argc - 1, argv + 1);
-        }
+        if (!strcmp(argv[1], CMDS[i].name)) return CMDS[i].fn(argc - 1, argv + 1);
     return cli_fail("unknown command '%s' (try 'hipath --help')", argv[1]);
 }
