@@ -217,10 +217,11 @@ static inline __m512i bcast4(const int8_t *p) { int32_t v; memcpy(&v, p, 4); ret
 
 /* y[t][16g + i] for the 16 rows of packed group g (pack.c) and c <= C
  * tokens; ahead: this pass asks for the bytes ahead (the group's first
- * tokens' pass: the others find them in cache). Lane i of every vector is row i: u[j] holds q[4j..4j+3] of each
- * row, one byte dot product with x[4j..4j+3] in every lane. The scales
- * are a vector per block, d*x.d and m*x.s as in the tile above; Q4_0 and
- * Q8_0 store no m: it is -8d and -128d (their q were offset to unsigned). */
+ * tokens' pass: the others find them in cache). Lane i of every vector is
+ * row i: u[j] holds q[4j..4j+3] of each row, one byte dot product with
+ * x[4j..4j+3] in every lane. The scales are a vector per block, d*x.d
+ * and m*x.s as in the tile above; Q4_0 and Q8_0 store no m: it is -8d and
+ * -128d (their q were offset to unsigned). */
 static inline __attribute__((always_inline))
 void group_tile(float *y, int N, const uint8_t *g, dtype dt, const xblock *xq, int nb, int c, int ahead) {
     size_t qb = pack_q_bytes(dt), bb = pack_block_bytes(dt);

@@ -4,11 +4,12 @@
 #include "layers/common/tensor.h"
 
 /* pack.c: rows interleaved this many at a time; bytes of q per block of a
- * group, and of all it holds per block; the packed copy of W, or NULL when it has none; row n of W as f32
- * from its copy p. */
+ * group, and of all it holds per block (PACK_ROWS * dtype_row_bytes(dt,
+ * 32), here as constants the kernels' loops can be unrolled by); the
+ * packed copy of W, or NULL when it has none; row n of W as f32 from its
+ * copy p. */
 enum { PACK_ROWS = 16 };
 static inline size_t pack_q_bytes(dtype dt) { return dt == DT_Q8_0 ? 32 * PACK_ROWS : 16 * PACK_ROWS; }
-/* a group's bytes per block: its q, and its scales (d; Q4_1 also m) */
 static inline size_t pack_block_bytes(dtype dt) { return PACK_ROWS * (dt == DT_Q8_0 ? 34 : dt == DT_Q4_0 ? 18 : 20); }
 const uint8_t *k_packed(const tensor *W);
 void k_unpack_row(float *dst, const uint8_t *p, const tensor *W, int64_t n);
