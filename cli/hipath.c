@@ -61,6 +61,21 @@ void cli_analytic_device(const char *device, char *out, int cap) {
     snprintf(out, cap, "analytic:%s", p);
 }
 
+/* Options whose value is a secret: the trace's command line says "***"
+ * instead (a secret never enters the trace; docs/security.md). getopt_long
+ * takes any unambiguous prefix ("--api" for --api-key) and "--opt=VALUE". */
+static const struct { const char *name; size_t shortest; } SECRET_OPTS[] = {
+    { "--api-key", 3 }, { "--workshop-code", 12 },   /* "--workshop" alone is a flag of its own */
+};
+
+/* The option arg is (before any '='), if it names a secret one: its length, else 0. */
+static size_t secret_option(const char *arg) {
+    size_t n = strcspn(arg, "=");
+    for (size_t i = 0; i < sizeof SECRET_OPTS / sizeof *SECRET_OPTS; i++)
+        if (n >= SECRET_OPTS[i].shortest && n <= strlen(SECRET_OPTS[i].name) && !strncmp(arg, SECRET_OPTS[i].name, n)) return n;
+    return 0;
+}
+
 int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, const char *model) {
     static char pf_default[128];
     char cmdline[1024] = "hipath", err[512];
@@ -69,9 +84,12 @@ int cli_trace_open(int argc, char **argv, const char *db, const char **pftrace, 
         strftime(pf_default, sizeof pf_default, "traces/hipath-%Y%m%d-%H%M%S.pftrace", localtime(&now));
         *pftrace = pf_default;
     }
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(cmdline);
-        snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
+    for (int i = 0, masked = 0; i < argc; i++) {
+        size_t n = strlen(cmdline), name = masked ? 0 : secret_option(argv[i]);
+        if (masked) snprintf(cmdline + n, sizeof cmdline - n, " ***");
+        else if (name && argv[i][name] == '=') snprintf(cmdline + n, sizeof cmdline - n, " %.*s=***", (int)name, argv[i]);
+        else snprintf(cmdline + n, sizeof cmdline - n, " %s", argv[i]);
+        masked = name && !argv[i][name];   /* the next argument is the value */
     }
     if (db) cli_make_parent(db);
     if (pftrace) cli_make_parent(*pftrace);

@@ -63,8 +63,8 @@ static int draw(sampler *s, const float *logits, int vocab, float m, float *work
     return c[keep - 1].id;
 }
 
-void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
-    trace_where w = trace_at(L_OPS, DIR_UP, NO_REQ, NO_STEP);
+void sampler_pick(sampler *s, int64_t req, const float *logits, int vocab, int n_top, float *work, sample_result *r) {
+    trace_where w = trace_at(L_OPS, DIR_UP, req, NO_STEP);
     trace_begin(w, "sample", TRACE_ARGS(TA_DBL("temperature", s->temperature), TA_DBL("top_p", s->top_p),
                                         TA_INT("top_k", s->top_k), TA_INT("vocab", vocab), TA_DBL("bytes", 4.0 * vocab)));
     /* log_softmax of the raw logits */

@@ -29,8 +29,10 @@ typedef struct {
 } sample_result;
 
 void sampler_seed(sampler *s, uint64_t seed);
-/* Choose a token; fill r (with n_top alternatives, 0..MAX_TOP_LOGPROBS).
- * work is scratch of 2*vocab floats. */
-void sampler_pick(sampler *s, const float *logits, int vocab, int n_top, float *work, sample_result *r);
+/* Choose a token for request req; fill r (with n_top alternatives,
+ * 0..MAX_TOP_LOGPROBS). work is scratch of 2*vocab floats. The trace's
+ * "sample" event names req (-1: none): the token it holds is that
+ * request's, which only its sender may read (docs/security.md). */
+void sampler_pick(sampler *s, int64_t req, const float *logits, int vocab, int n_top, float *work, sample_result *r);
 
 #endif

@@ -197,7 +197,7 @@ int engine_step(engine *e) {
                 trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
                 trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
             }
-            sampler_pick(&batch[i]->samp, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
+            sampler_pick(&batch[i]->samp, batch[i]->id, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
             if (batch[i]->n_forced) force(batch[i], &s);
             fin[i] = emit(e, batch[i], &s, t);
         }

@@ -16,7 +16,7 @@ static void greedy_and_logprobs(void **state) {
     sampler s = { .temperature = 0, .top_p = 1 };
     float work[8];
     sample_result r;
-    sampler_pick(&s, L4, 4, 3, work, &r);
+    sampler_pick(&s, -1, L4, 4, 3, work, &r);
     assert_int_equal(r.id, 0);
     assert_float_equal(r.logprob, logf(0.5f), 1e-6);
     assert_int_equal(r.n_top, 3);
@@ -35,7 +35,7 @@ static void frequencies(float top_p, int top_k, const double *want) {
     int count[4] = { 0 }, N = 200000;
     for (int i = 0; i < N; i++) {
         sample_result r;
-        sampler_pick(&s, L4, 4, 0, work, &r);
+        sampler_pick(&s, -1, L4, 4, 0, work, &r);
         count[r.id]++;
     }
     for (int i = 0; i < 4; i++) assert_float_equal((double)count[i] / N, want[i], 0.006);
@@ -61,8 +61,8 @@ static void seed_reproduces(void **state) {
     float work[8];
     for (int i = 0; i < 100; i++) {
         sample_result ra, rb;
-        sampler_pick(&a, L4, 4, 0, work, &ra);
-        sampler_pick(&b, L4, 4, 0, work, &rb);
+        sampler_pick(&a, -1, L4, 4, 0, work, &ra);
+        sampler_pick(&b, -1, L4, 4, 0, work, &rb);
         assert_int_equal(ra.id, rb.id);
     }
 }
@@ -73,7 +73,7 @@ static void low_temperature_sharpens(void **state) {
     sampler_seed(&s, 1);
     float work[8];
     int c0 = 0, N = 100000;
-    for (int i = 0; i < N; i++) { sample_result r; sampler_pick(&s, L4, 4, 0, work, &r); c0 += r.id == 0; }
+    for (int i = 0; i < N; i++) { sample_result r; sampler_pick(&s, -1, L4, 4, 0, work, &r); c0 += r.id == 0; }
     assert_float_equal((double)c0 / N, 0.25 / 0.34375, 0.006);
 }
 
@@ -85,7 +85,7 @@ static int pick_from(float temperature, float top_p, const float *logits, int vo
     sampler_seed(&s, 3);
     float *work = malloc(2 * sizeof *work * vocab);
     sample_result r;
-    sampler_pick(&s, logits, vocab, 0, work, &r);
+    sampler_pick(&s, -1, logits, vocab, 0, work, &r);
     free(work);
     return r.id;
 }
