@@ -47,7 +47,7 @@ async function main() {
   for (const p of PROMPTS) want[p] = await ask(teacher, p, false);
   const students = [];
   for (let i = 0; i < Number(nStudents); i++) {
-    const r = await fetch(base + "/api/workshop/join", { method: "POST", body: JSON.stringify({ code, name: `student ${i + 1}` }) });
+    const r = await fetch(base + "/api/workshop/join", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code, name: `student ${i + 1}` }) });
     students.push((await r.json()).key);
   }
   const end = Date.now() + Number(seconds) * 1000, done = [], errors = [], diffs = [];

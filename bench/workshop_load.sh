@@ -7,7 +7,8 @@
 # cap keeps under it) read every second.
 # usage: sh bench/workshop_load.sh MODEL                      (a model folder or .gguf)
 #        sh bench/workshop_load.sh --analytic CONFIG DEVICE   (shapes only, every device time modeled; --reply)
-# Every student comes from 127.0.0.1 here, so --max-connections-per-ip is raised (a room has an address each).
+# Every student comes from 127.0.0.1 here, so --max-connections-per-ip is raised and
+# --workshop-seats-per-address lifted (a room has an address each).
 # A benchmark: it prints figures, checks no time. Needs build/npm-web and build/npm-server (make test installs them).
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
@@ -21,7 +22,7 @@ else
   set -- --model "$1"
 fi
 "$HIPATH" serve "$@" --port 0 --workshop --host 127.0.0.1 --workshop-max-tokens $MAX_TOKENS \
-  --workshop-students $STUDENTS --max-connections-per-ip 1024 --trace-db $OUT/serve.db --trace-cap-mb $CAP >$OUT/serve.log 2>&1 &
+  --workshop-students $STUDENTS --workshop-seats-per-address 0 --max-connections-per-ip 1024 --trace-db $OUT/serve.db --trace-cap-mb $CAP >$OUT/serve.log 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null' EXIT
 for i in $(seq 1 600); do

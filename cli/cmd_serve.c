@@ -28,6 +28,9 @@ static const char USAGE[] =
     "  --max-connections N      connections held at once, in all (default 4096)\n"
     "  --max-connections-per-ip N  ... from one client address (default 128)\n"
     "  --connection-timeout S   close a connection idle this long (default 10; a request in progress waits)\n"
+    "  --read-timeout S         a request's headers and body must all arrive within S seconds of the\n"
+    "                           connection's start (or its previous answer), however slowly they trickle\n"
+    "                           (default 30, or --connection-timeout if longer; the answer may take longer)\n"
     "  --sse-keepalive S        a stream with nothing to send for S seconds gets a ': keepalive' comment\n"
     "                           (default 5; fractions allowed)\n"
     "  --http-threads N         threads that poll the connections, each its share (default 4)\n"
@@ -55,7 +58,10 @@ static const char USAGE[] =
     "                           their own, and sees only their own requests\n"
     "  --workshop-rate N        generations a student may start a minute (default 10; 0: no limit; 429 past it)\n"
     "  --workshop-max-tokens N  completion tokens of a student's request, at most (default 256; 0: no cap)\n"
+    "  --workshop-max-prompt-tokens N  prompt tokens of a student's request (chat template included), at most\n"
+    "                           (default 512; 0: no cap): one long prompt's prefill would stall every other\n"
     "  --workshop-students N    students who may join (default 100)\n"
+    "  --workshop-seats-per-address N  students who may join from one address (default 3; 0: no cap)\n"
     "  --workshop-code CODE     the join code: 6 letters or digits (default: random)\n";
 
 int cmd_serve(int argc, char **argv) {
@@ -69,10 +75,13 @@ int cmd_serve(int argc, char **argv) {
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
         { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
         { "split-special-tokens", 0, 0, 'S' }, { "workshop", 0, 0, 'w' }, { "workshop-rate", 1, 0, 1000 },
-        { "workshop-max-tokens", 1, 0, 1001 }, { "workshop-students", 1, 0, 1002 }, { "workshop-code", 1, 0, 1003 }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "workshop-max-tokens", 1, 0, 1001 }, { "workshop-students", 1, 0, 1002 }, { "workshop-code", 1, 0, 1003 },
+        { "workshop-max-prompt-tokens", 1, 0, 1004 }, { "workshop-seats-per-address", 1, 0, 1005 }, { "read-timeout", 1, 0, 1006 }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
     int analytic = 0;
-    web_opts wo = { .cap_mb = 512, .workshop_rate = 10, .workshop_max_tokens = 256, .workshop_students = 100 };
+    const web_opts plain = { .cap_mb = 512, .workshop_rate = 10, .workshop_max_tokens = 256, .workshop_max_prompt_tokens = 512,
+                             .workshop_students = 100, .workshop_seats = 3 };
+    web_opts wo = plain;
     int host_given = 0;
     char teacher_key[40];
     char adev[200];
@@ -89,6 +98,9 @@ int cmd_serve(int argc, char **argv) {
         case 1000: if (parse_int(optarg, 0, 100000, &v)) return cli_fail("--workshop-rate must be 0 to 100000 a minute, got '%s'", optarg); wo.workshop_rate = (int)v; break;
         case 1001: if (parse_int(optarg, 0, 1 << 24, &v)) return cli_fail("--workshop-max-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_tokens = (int)v; break;
         case 1002: if (parse_int(optarg, 1, 100000, &v)) return cli_fail("--workshop-students must be 1 to 100000, got '%s'", optarg); wo.workshop_students = (int)v; break;
+        case 1004: if (parse_int(optarg, 0, 1 << 24, &v)) return cli_fail("--workshop-max-prompt-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_prompt_tokens = (int)v; break;
+        case 1005: if (parse_int(optarg, 0, 100000, &v)) return cli_fail("--workshop-seats-per-address must be 0 to 100000, got '%s'", optarg); wo.workshop_seats = (int)v; break;
+        case 1006: if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--read-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.read_timeout_s = (int)v; break;
         case 1003:
             if (strlen(optarg) != WORKSHOP_CODE_LEN || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != WORKSHOP_CODE_LEN)
                 return cli_fail("--workshop-code must be %d capital letters or digits, got '%s'", WORKSHOP_CODE_LEN, optarg);
@@ -133,7 +145,9 @@ int cmd_serve(int argc, char **argv) {
         o.analytic_dtype = dtype;
     }
     if (!o.model_dir) return cli_fail("serve: --model is required");
-    if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != 10 || wo.workshop_max_tokens != 256 || wo.workshop_students != 100))
+    if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != plain.workshop_rate || wo.workshop_max_tokens != plain.workshop_max_tokens ||
+                         wo.workshop_max_prompt_tokens != plain.workshop_max_prompt_tokens || wo.workshop_students != plain.workshop_students ||
+                         wo.workshop_seats != plain.workshop_seats))
         return cli_fail("serve: the --workshop-* options go with --workshop");
     if (wo.workshop) {   /* the room reaches it over the LAN; the server's key is the teacher's */
         if (!host_given) o.host = "0.0.0.0";

@@ -43,8 +43,9 @@ void cli_workshop_print(const char *host, int port, const char *code, const char
     int n = addresses(host, a, 16);
     fprintf(stderr, "hipath: workshop: students open one of");
     for (int i = 0; i < n; i++) fprintf(stderr, " http://%s:%d/join", a[i], port);
-    fprintf(stderr, "\nhipath: workshop: join code %s (%d students at most; %d requests a minute and %d tokens a request each%s)\n",
-            code, wo->workshop_students, wo->workshop_rate, wo->workshop_max_tokens,
-            wo->workshop_rate && wo->workshop_max_tokens ? "" : "; 0: no limit");
+    fprintf(stderr, "\nhipath: workshop: join code %s (%d students at most, %d an address; each %d requests a minute, "
+                    "a prompt of %d tokens and a reply of %d%s)\n", code, wo->workshop_students, wo->workshop_seats, wo->workshop_rate,
+            wo->workshop_max_prompt_tokens, wo->workshop_max_tokens,
+            wo->workshop_rate && wo->workshop_max_tokens && wo->workshop_max_prompt_tokens && wo->workshop_seats ? "" : "; 0: no limit");
     fprintf(stderr, "hipath: workshop: teacher's page (keep its key to yourself) http://%s:%d/teacher#key=%s\n", a[0], port, teacher_key);
 }

@@ -68,5 +68,26 @@ else
   echo "FAIL: the cap: $(used) B in use, request 1's layer 1-5 slices $(old_details)"; tail -3 $OUT/capped.log; fail=1
 fi
 stop capped
+
+# A workshop against a hostile student (tests/web/workshop_security.py,
+# docs/security.md): run 1 is an earlier class whose teacher typed a
+# secret; run 2, on the same trace, is the room.
+TKEY=teacher-key-0123456789
+start class1 "$MODEL" --workshop --host 127.0.0.1 --api-key $TKEY --trace-db $OUT/ws.db
+curl -s "http://127.0.0.1:$PORT/v1/chat/completions" -H "Authorization: Bearer $TKEY" -H "Content-Type: application/json" \
+  -d '{"messages":[{"role":"user","content":"my password is hunter2"}],"max_tokens":4}' >/dev/null
+stop class1
+start room "$MODEL" --workshop --host 127.0.0.1 --api-key $TKEY --workshop-rate 0 --workshop-max-tokens 16 \
+  --workshop-max-prompt-tokens 64 --trace-db $OUT/ws.db
+CODE=$(sed -n 's/.*join code \([A-Z0-9]*\) .*/\1/p' $OUT/room.log)
+python3 tests/web/workshop_security.py room $PORT "$CODE" $TKEY $OUT/ws.db || fail=1
+stop room
+start joins "$MODEL" --workshop --host 127.0.0.1 --api-key $TKEY --no-trace
+CODE=$(sed -n 's/.*join code \([A-Z0-9]*\) .*/\1/p' $OUT/joins.log)
+python3 tests/web/workshop_security.py join $PORT "$CODE" $TKEY || fail=1
+stop joins
+start slow "$MODEL" --no-trace --read-timeout 2 --max-connections 40 --max-connections-per-ip 40
+python3 tests/web/workshop_security.py slow $PORT 2 30 || fail=1
+stop slow
 [ $fail -eq 0 ] && echo "check_web_security: passed" || echo "check_web_security: FAILED"
 exit $fail

@@ -39,12 +39,12 @@ ok "$(status $U/v1/chat/completions -H 'Content-Type: application/json' -d "$HI"
 ok "$(status $U/v1/chat/completions -H 'Authorization: Bearer 0123456789abcdef0123456789abcdef' -H 'Content-Type: application/json' -d "$HI")/$(code_of)" \
    401/invalid_api_key "a key no student has"
 ok "$(status $U/api/requests)/$(code_of)" 401/invalid_api_key "no key on /api/"
-ok "$(status -X POST $U/api/workshop/join -d '{"code":1}')/$(code_of)" 400/invalid_parameter "a join code that is no string"
-ok "$(status -X POST $U/api/workshop/join -d "{\"code\":\"$CODE\",\"name\":\"\"}")/$(code_of)" 400/invalid_parameter "an empty name"
-ok "$(status -X POST $U/api/workshop/join -d "{\"code\":\"$CODE\",\"name\":\"a\\u0007b\"}")/$(code_of)" 400/invalid_parameter "a name with a control character"
+ok "$(status -X POST $U/api/workshop/join -H 'Content-Type: application/json' -d '{"code":1}')/$(code_of)" 400/invalid_parameter "a join code that is no string"
+ok "$(status -X POST $U/api/workshop/join -H 'Content-Type: application/json' -d "{\"code\":\"$CODE\",\"name\":\"\"}")/$(code_of)" 400/invalid_parameter "an empty name"
+ok "$(status -X POST $U/api/workshop/join -H 'Content-Type: application/json' -d "{\"code\":\"$CODE\",\"name\":\"a\\u0007b\"}")/$(code_of)" 400/invalid_parameter "a name with a control character"
 printf '{"code":"%s","name":"a\377b"}' "$CODE" >$OUT/badname.json
-ok "$(status -X POST $U/api/workshop/join --data-binary @$OUT/badname.json)/$(code_of)" 400/invalid_parameter "a name that is not UTF-8"
-ok "$(status -X POST $U/api/workshop/join -d 'nope')/$(code_of)" 400/invalid_json "a body that is not JSON"
+ok "$(status -X POST $U/api/workshop/join -H 'Content-Type: application/json' --data-binary @$OUT/badname.json)/$(code_of)" 400/invalid_parameter "a name that is not UTF-8"
+ok "$(status -X POST $U/api/workshop/join -H 'Content-Type: application/json' -d 'nope')/$(code_of)" 400/invalid_json "a body that is not JSON"
 ok "$(status $U/api/workshop/join)/$(code_of)" 405/method_not_allowed "GET on the join"
 ok "$(status $U/v1/chat/completions -H "Authorization: Bearer $TKEY" -H 'Content-Type: application/json' -d "$HI")" 200 \
    "the teacher's key is not capped (max_tokens 32 > 16)"
@@ -54,7 +54,7 @@ stop ws
 
 # Without --workshop: /api/workshop/join is not there, the loopback default holds.
 start plain "$MODEL" --trace-db $OUT/plain.db
-ok "$(status -X POST http://127.0.0.1:$PORT/api/workshop/join -d '{"code":"AAAAAA","name":"x"}')/$(code_of)" 404/no_workshop "no workshop without --workshop"
+ok "$(status -X POST http://127.0.0.1:$PORT/api/workshop/join -H 'Content-Type: application/json' -d '{"code":"AAAAAA","name":"x"}')/$(code_of)" 404/no_workshop "no workshop without --workshop"
 grep -q "workshop:" $OUT/plain.log; ok $? 1 "and nothing of one printed"
 stop plain
 "$HIPATH" serve --model $MODEL --workshop-rate 5 >$OUT/bad.log 2>&1; ok "$? $(grep -c 'go with --workshop' $OUT/bad.log)" "1 1" "--workshop-rate without --workshop is refused"

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #define MAX_BODY (1 << 20)
@@ -63,7 +64,65 @@ struct server {
     job *streams;
     int stopping;
     pthread_t ticker;
+    /* Each connection's deadline for the request it is reading (read_clock),
+     * under clocks_mu; the ticker closes the late ones. */
+    pthread_mutex_t clocks_mu;
+    struct read_clock *clocks;
+    double read_timeout_s;
 };
+
+/* A connection's time to receive a whole request, headers and body: from
+ * its start, or from the end of its previous request, read_timeout_s. A
+ * byte now and then resets libmicrohttpd's idle timeout, not this, so a
+ * client that trickles (slowloris) cannot hold a connection for long.
+ * deadline 0: the request is in (its answer may take long: a stream). */
+typedef struct read_clock {
+    int fd;
+    double deadline;
+    struct read_clock *prev, *next;
+} read_clock;
+
+static void read_clock_set(server *s, struct MHD_Connection *c, double deadline) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    read_clock *k = ci ? ci->socket_context : NULL;
+    if (!k) return;
+    pthread_mutex_lock(&s->clocks_mu);
+    k->deadline = deadline;
+    pthread_mutex_unlock(&s->clocks_mu);
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_ConnectionNotificationCode toe) {
+    server *s = cls;
+    read_clock *k = *ctx;
+    pthread_mutex_lock(&s->clocks_mu);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci && (k = calloc(1, sizeof *k))) {
+            *k = (read_clock){ .fd = ci->connect_fd, .deadline = trace_host_seconds() + s->read_timeout_s, .next = s->clocks };
+            if (s->clocks) s->clocks->prev = k;
+            s->clocks = k;
+            *ctx = k;
+        }
+    } else if (k) {   /* closed: libmicrohttpd closes the socket after this, so the ticker never sees its number reused */
+        if (k->prev) k->prev->next = k->next; else s->clocks = k->next;
+        if (k->next) k->next->prev = k->prev;
+        free(k);
+        *ctx = NULL;
+    }
+    pthread_mutex_unlock(&s->clocks_mu);
+}
+
+/* The ticker's: connections past their deadline are shut down (the socket
+ * stays libmicrohttpd's, which sees the end and closes it). */
+static void read_clocks_check(server *s, double now) {
+    pthread_mutex_lock(&s->clocks_mu);
+    for (read_clock *k = s->clocks; k; k = k->next)
+        if (k->deadline > 0 && now > k->deadline) {
+            shutdown(k->fd, SHUT_RDWR);
+            k->deadline = 0;
+        }
+    pthread_mutex_unlock(&s->clocks_mu);
+}
 
 enum route { R_NONE, R_CHAT, R_COMPLETIONS, R_MODELS, R_HEALTH, R_METRICS, R_OTHER };
 static const struct { const char *method, *path; enum route route; } ROUTES[] = {
@@ -180,7 +239,8 @@ static void drop_id(server *s, int64_t id) {
 
 /* The prompt through the chat template and the tokenizer (layer 7), then
  * the length checks against max_model_len, then the engine's request. */
-static int prepare(server *s, job *j, int cap, api_error *e) {
+static int prepare(server *s, job *j, const server_admission *a, api_error *e) {
+    int cap = a->max_tokens;
     api_request *q = &j->q;
     const char *param = q->chat ? "messages" : "prompt";
     char err[256] = "out of memory";
@@ -192,6 +252,9 @@ static int prepare(server *s, job *j, int cap, api_error *e) {
     if (n > s->max_model_len)
         return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
                         "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
+    if (a->max_prompt_tokens > 0 && n > a->max_prompt_tokens)   /* one long prompt's prefill would hold every other request's step */
+        return api_fail(e, 400, "invalid_request_error", param, "prompt_over_cap",
+                        "the prompt has %d tokens (with the chat template); a request may have at most %d here", n, a->max_prompt_tokens);
     if (cap > 0 && q->max_tokens > cap)
         return api_fail(e, 400, "invalid_request_error", "max_tokens", "max_tokens_over_cap",
                         "max_tokens is %d; a request may ask for at most %d tokens here", q->max_tokens, cap);
@@ -302,7 +365,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     }
     job *j = job_new(&q, &s->text, s->name, id, c);
     j->r.t_arrive = t_arrive;
-    if (prepare(s, j, a.max_tokens, &e)) { job_release(j); return respond_error(s, c, &e, id); }
+    if (prepare(s, j, &a, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
     int rc = job_submit(j, &s->e, err, sizeof err);
     if (rc) {
@@ -438,6 +501,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         k->len += n;
         return MHD_YES;
     }
+    read_clock_set(s, c, 0);   /* the whole request is in */
     if (k->too_big) return reject(s, c, 413, "request_too_large", "the body is over %d bytes", MAX_BODY);
     if (k->route == R_OTHER)
         return (enum MHD_Result)s->other.handle(s->other.ctx, c, method, url, k->body, k->len, authorized(s, c), &k->other_state);
@@ -446,9 +510,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 /* A request is over: its response was sent, or its connection dropped. */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why) {
-    (void)c; (void)why;
+    (void)why;
     server *s = cls;
     conn *k = *con_cls;
+    read_clock_set(s, c, trace_host_seconds() + s->read_timeout_s);   /* the next request's, on a kept-alive connection */
     if (k) {
         if (k->waiting) job_release(k->waiting);
         if (k->other_state && s->other.done) s->other.done(s->other.ctx, k->other_state);
@@ -546,6 +611,7 @@ static void *ticker(void *arg) {
         until.tv_nsec %= 1000000000;
         pthread_cond_timedwait(&s->tick, &s->mu, &until);
         double now = trace_host_seconds();
+        read_clocks_check(s, now);
         for (job **p = &s->streams; *p;) {
             job *j = *p;
             if (job_keepalive(j, now, s->keepalive_s)) { p = (job **)&j->next_stream; continue; }
@@ -581,6 +647,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     if (!s) { snprintf(err, errlen, "out of memory"); return NULL; }
     pthread_mutex_init(&s->ids_mu, NULL);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->clocks_mu, NULL);
     pthread_cond_init(&s->tick, NULL);
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
@@ -629,11 +696,14 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
     unsigned per_ip = o->max_connections_per_ip > 0 ? o->max_connections_per_ip : 128;
     unsigned timeout = o->connection_timeout_s > 0 ? o->connection_timeout_s : 10;
+    /* an idle connection waiting for its request is the idle timeout's to close: never sooner */
+    s->read_timeout_s = o->read_timeout_s > 0 ? o->read_timeout_s : timeout > 30 ? (double)timeout : 30;
     s->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handle, s,
                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(o->http_threads > 0 ? o->http_threads : HTTP_THREADS),
                             MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
-                            MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_END);
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
+                            MHD_OPTION_END);
     if (!s->d) { snprintf(err, errlen, "cannot listen on %s:%d (address in use?)", host, o->port); goto fail_thread; }
     s->port = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT)->port;
     if (pthread_create(&s->ticker, NULL, ticker, s)) {
@@ -684,6 +754,7 @@ void server_stop(server *s) {
     free(s->ids);
     pthread_mutex_destroy(&s->ids_mu);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->clocks_mu);
     pthread_cond_destroy(&s->tick);
     engine_free(&s->e);
     s->text.close(s->text.ctx);

@@ -39,7 +39,8 @@ typedef struct {
  * the request's Bearer key (NULL: none) once before the body, id 0 (may
  * this key in at all?), and, for a generation, once more when the body is
  * in, with the request's id (count it, note whose it is). It lets the
- * request in (status 0: max_tokens caps its completion, 0 no cap) or
+ * request in (status 0: max_tokens caps its completion and
+ * max_prompt_tokens its prompt, 0 no cap) or
  * refuses it (status 401 or 429, with code, message and, for 429,
  * retry_after_s); owner, when it names the sender, goes into the trace's
  * http_request either way.
@@ -51,6 +52,7 @@ typedef struct {
     int retry_after_s;
     char owner[48];
     int max_tokens;
+    int max_prompt_tokens;   /* the prompt's tokens, after the chat template, at most (0: no cap; 400 past it) */
 } server_admission;
 typedef struct {
     void (*admit)(void *ctx, const char *key, int64_t id, server_admission *a);
@@ -71,6 +73,8 @@ typedef struct {
     int max_connections;         /* 0: 4096, in all (fewer when the process has too few file descriptors) */
     int max_connections_per_ip;  /* 0: 128 from one client address */
     int connection_timeout_s;    /* 0: 10: an idle connection is closed after this (a suspended one waits) */
+    int read_timeout_s;          /* 0: 30 (or the idle timeout, if longer): a request's headers and body must all
+                                    arrive within this of the connection's start or its previous answer, however they trickle */
     double keepalive_s;          /* 0: 5: a stream with nothing to send this long gets a comment line */
     int http_threads;            /* 0: 4: the threads that poll the connections, each its share */
     int split_special_tokens;    /* 1: special-token text in a message is ordinary text (a request may say otherwise) */

@@ -78,7 +78,7 @@ async function main() {
   await joinPage.screenshot({ path: `${out}/join.png` });
 
   // The OpenAI SDK with a third student's key: the cap and the rate.
-  const joined = await (await fetch(base + "/api/workshop/join", { method: "POST", body: JSON.stringify({ code, name: "Cy" }) })).json();
+  const joined = await (await fetch(base + "/api/workshop/join", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code, name: "Cy" }) })).json();
   const OpenAI = require(path.resolve(npmServer, "node_modules/openai")).default;
   const client = new OpenAI({ baseURL: base + "/v1", apiKey: joined.key, maxRetries: 0 });
   const messages = [{ role: "user", content: "Hi" }];
@@ -121,6 +121,14 @@ async function main() {
   await t.waitForSelector("#ttft svg rect.bar");
   await t.waitForSelector("#tpot svg rect.bar");
   await t.screenshot({ path: `${out}/teacher.png`, fullPage: true });
+  // The teacher removes Cy with the × beside the name: Cy's key opens nothing after.
+  t.once("dialog", d => d.accept());
+  await t.click(`#names span:has-text("Cy") button.remove`);
+  await t.waitForSelector(`#names span.removed:has-text("Cy")`, { timeout: 30000 });
+  e = null;
+  try { await client.chat.completions.create({ model: "tiny-hi", messages, max_tokens: 8 }); } catch (x) { e = x; }
+  const after = await fetch(base + "/api/requests", { headers: { Authorization: "Bearer " + joined.key } });
+  check(e && e.status === 401 && after.status === 401, `the teacher removes Cy on the page: Cy's key then gets ${e?.status} on /v1/, ${after.status} on /api/`);
   await t.selectOption("#lab", "1");
   await t.selectOption("#device", "h100");
   await t.click("#run");

@@ -78,7 +78,6 @@ static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
 static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, default_run(w, db));
-    if (rq->student) cJSON_DeleteItemFromObject(o, "command");   /* the teacher's command line may hold the key */
     cJSON_AddBoolToObject(o, "workshop", w->workshop != NULL);
     cJSON_AddNumberToObject(o, "student", rq->student);
     cJSON_AddNumberToObject(o, "workshop_max_tokens", web_workshop_max_tokens(w));
@@ -306,8 +305,9 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     if (web_params(rq, ps, 4, &r)) return r;
     if (web_request_window(db, run, req, &t0, &t1))
         return web_no_request(w, rq, db, run, req);
-    if (from < 0) from = t0;
-    if (to < 0) to = t1;
+    /* the request's own window at most: the work one query asks is bounded by it */
+    from = from < t0 ? t0 : from;
+    to = to < 0 || to > t1 ? t1 : to;
     if (to <= from) return web_fail(rq, 400, "invalid_parameter", "to", "to (%lld) must be after from (%lld)", (long long)to, (long long)from);
     int64_t min_dur = (to - from) / px;
     cJSON *o = cJSON_CreateObject();
@@ -392,6 +392,41 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     return web_json(rq, 200, o);
 }
 
+/* A student reads an event of their own request, or one of no request
+ * (a step, a kernel) that lies in the window of one of theirs: what ran
+ * while they waited. Never one of another's request, nor any of a window
+ * they had no part in. 1 with the 403 made in *r. */
+static int student_slice_refused(web *w, web_req *rq, sqlite3 *db, int64_t id, enum MHD_Result *r) {
+    sqlite3_stmt *st = prep(db, "SELECT request, ts_ns FROM slices WHERE run_id = ?1 AND id = ?2", w->run, id);
+    if (!st || sqlite3_step(st) != SQLITE_ROW) { sqlite3_finalize(st); return 0; }   /* slice() says 404 */
+    int none = sqlite3_column_type(st, 0) == SQLITE_NULL;
+    int64_t of = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    int ok = !none && web_workshop_owner(w, of) == rq->student;
+    if (none) {
+        int64_t ids[MAX_LIST], t0, t1;
+        int n = web_workshop_ids(w, rq->student, INT64_MAX, ids, MAX_LIST);
+        for (int i = 0; i < n && !ok; i++) ok = !web_request_window(db, w->run, ids[i], &t0, &t1) && t0 <= ts && ts <= t1;
+    }
+    if (ok) return 0;
+    *r = web_fail(rq, 403, "not_yours", NULL, none ? "event %lld lies outside your requests" : "event %lld belongs to another's request",
+                  (long long)id);
+    return 1;
+}
+
+/* A student's view of a batch's event: their own request ids in it and the
+ * batch's size, never the others' ids. */
+static void own_part(web *w, web_req *rq, cJSON *args) {
+    cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests"), *id;
+    if (!cJSON_IsArray(ids)) return;
+    cJSON *mine = cJSON_CreateArray();
+    cJSON_ArrayForEach(id, ids)
+        if (cJSON_IsNumber(id) && web_workshop_owner(w, (int64_t)id->valuedouble) == rq->student)
+            cJSON_AddItemToArray(mine, cJSON_CreateNumber(id->valuedouble));
+    cJSON_AddNumberToObject(args, "batch_size", cJSON_GetArraySize(ids));
+    cJSON_ReplaceItemInObjectCaseSensitive(args, "requests", mine);
+}
+
 /* GET /api/slices/N?run=: one event, its args and its arrows. */
 static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     int64_t run = default_run(w, db);
@@ -412,17 +447,20 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
         cJSON_AddItemToObject(o, keys[i], sqlite3_column_type(st, i) == SQLITE_TEXT ? cJSON_CreateString(text(st, i)) : num(st, i));
     cJSON_AddStringToObject(o, "layer_name", trace_layer_name(sqlite3_column_int(st, 3)));
     cJSON *args = sqlite3_column_type(st, 13) == SQLITE_TEXT ? cJSON_Parse(text(st, 13)) : NULL;
+    if (rq->student && args) own_part(w, rq, args);
     cJSON_AddItemToObject(o, "args", args ? args : cJSON_CreateObject());
     if (sqlite3_column_type(st, 14) == SQLITE_TEXT) cJSON_AddStringToObject(o, "track_name", text(st, 14));
     sqlite3_finalize(st);
     const char *dirs[2][2] = { { "from_slice", "to_slice" }, { "to_slice", "from_slice" } };
     for (int k = 0; k < 2; k++) {
         char q[300];
-        snprintf(q, sizeof q, "SELECT s.id, s.layer, s.name FROM flows f JOIN slices s ON s.id = f.%s "
+        snprintf(q, sizeof q, "SELECT s.id, s.layer, s.name, s.request FROM flows f JOIN slices s ON s.id = f.%s "
                  "WHERE f.run_id = ?1 AND f.%s = ?2 LIMIT 64", dirs[k][1], dirs[k][0]);
         cJSON *a = cJSON_AddArrayToObject(o, k ? "flows_in" : "flows_out");
         st = prep(db, q, run, id);
         while (st && sqlite3_step(st) == SQLITE_ROW) {
+            if (rq->student && sqlite3_column_type(st, 3) != SQLITE_NULL &&   /* an arrow to another's request's event */
+                web_workshop_owner(w, sqlite3_column_int64(st, 3)) != rq->student) continue;
             cJSON *f = cJSON_CreateObject();
             cJSON_AddNumberToObject(f, "id", (double)sqlite3_column_int64(st, 0));
             cJSON_AddNumberToObject(f, "layer", sqlite3_column_int(st, 1));
@@ -438,11 +476,11 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
  * and nothing of the whole room (the runs' list; a Perfetto download,
  * which holds every request of its window). 1 with the 403 made in *r. */
 static int student_refused(web *w, web_req *rq, int teachers, int64_t request, enum MHD_Result *r) {
-    const char *run = MHD_lookup_connection_value(rq->c, MHD_GET_ARGUMENT_KIND, "run");
-    char served[24];
-    snprintf(served, sizeof served, "%lld", (long long)w->run);
+    int64_t run = w->run;
+    web_param ps[] = { { "run", 1, INT64_MAX, &run } };
+    if (web_params_some(rq, ps, 1, r)) return 1;
     if (teachers) *r = web_fail(rq, 403, "teacher_only", NULL, "this is the teacher's: it holds other students' requests");
-    else if (run && strcmp(run, served)) *r = web_fail(rq, 403, "not_yours", "run", "a student reads the served run (%s) only", served);
+    else if (run != w->run) *r = web_fail(rq, 403, "not_yours", "run", "a student reads the served run (%lld) only", (long long)w->run);
     else if (request && web_workshop_owner(w, request) != rq->student)
         *r = web_fail(rq, 403, "not_yours", NULL, "request %lld is not yours", (long long)request);
     else return 0;
@@ -460,9 +498,11 @@ static int64_t id_of(const char *s, const char **rest) {
 }
 
 enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url, const char *body, size_t len) {
-    const char *p = url + 5, *rest = "";
+    const char *p = url[4] ? url + 5 : url + 4, *rest = "";   /* "/api" alone: "" (no endpoint) */
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
     int64_t id = -1;
+    enum MHD_Result r;
+    if (web_params_some(rq, NULL, 0, &r)) return r;   /* no parameter given twice, on any route */
     if (!strncmp(p, "labs", 4) && (!p[4] || p[4] == '/')) {
         if (rq->student && !get) return web_fail(rq, 403, "teacher_only", NULL, "a lab is run by the teacher, not with a student's key");
         return web_labs(w, rq, method, p[4] ? p + 5 : "");
@@ -479,17 +519,13 @@ enum MHD_Result web_api(web *w, web_req *rq, const char *method, const char *url
     if (what == NONE) return web_fail(rq, 404, "not_found", NULL, "no such endpoint: %.16s %.200s", method, url);
     if (what == CLIENT ? !post : !get)
         return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on %.200s", method, url);
-    enum MHD_Result r;
     if (rq->student && student_refused(w, rq, what == RUNS || what == PERFETTO, what >= REQUEST && what != SLICE ? id : 0, &r)) return r;
     if (what == CLIENT) return web_report(w, rq, id, body, len);
     sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
-    if (rq->student && what == SLICE) {   /* an event of no request (a step), or of the student's own */
-        int64_t of = scalar(db, "SELECT request FROM slices WHERE run_id = ?1 AND id = ?2", w->run, id, 0);
-        if (of && web_workshop_owner(w, of) != rq->student) {
-            sqlite3_close(db);
-            return web_fail(rq, 403, "not_yours", NULL, "event %lld belongs to another's request", (long long)id);
-        }
+    if (rq->student && what == SLICE && student_slice_refused(w, rq, db, id, &r)) {
+        sqlite3_close(db);
+        return r;
     }
     if (what == PERFETTO) {
         int64_t run = default_run(w, db);

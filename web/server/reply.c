@@ -44,7 +44,23 @@ enum MHD_Result web_reply(web_req *rq, int status, const char *type, char *body,
     return web_answer(rq, status, r);
 }
 
+/* What a workshop's student reads in no answer, wherever it sits: a run's
+ * command line (the teacher's options) and where the trace lies on disk. */
+static const char *STUDENT_HIDDEN[] = { "command", "db" };
+
+static void hide_from_student(cJSON *j) {
+    for (cJSON *c = j ? j->child : NULL, *next; c; c = next) {
+        next = c->next;
+        int hidden = 0;
+        for (size_t i = 0; cJSON_IsObject(j) && i < sizeof STUDENT_HIDDEN / sizeof *STUDENT_HIDDEN; i++)
+            hidden |= c->string && !strcmp(c->string, STUDENT_HIDDEN[i]);
+        if (hidden) cJSON_Delete(cJSON_DetachItemViaPointer(j, c));
+        else if (cJSON_IsObject(c) || cJSON_IsArray(c)) hide_from_student(c);
+    }
+}
+
 enum MHD_Result web_json(web_req *rq, int status, cJSON *j) {
+    if (rq->student) hide_from_student(j);
     char *s = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!s) return web_fail(rq, 500, "server_error", NULL, "out of memory");
@@ -64,11 +80,22 @@ enum MHD_Result web_fail(web_req *rq, int status, const char *code, const char *
 
 /* ---- parameters ---- */
 
-typedef struct { const web_param *ps; int n; char bad[160]; } param_check;
+/* The one parser of the query: every name at most once (a repeated one is
+ * refused, not read first here and last there), each named one a whole
+ * number in its range; others are refused unless `any`. */
+#define MAX_NAMES 16
+typedef struct { const web_param *ps; int n, any, nseen; const char *seen[MAX_NAMES]; char bad[160]; } param_check;
 
 static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
     (void)kind;
     param_check *k = cls;
+    for (int i = 0; i < k->nseen; i++)
+        if (!strcmp(k->seen[i], key)) {
+            snprintf(k->bad, sizeof k->bad, "parameter '%.40s' is given more than once", key);
+            return MHD_NO;
+        }
+    if (k->nseen == MAX_NAMES) { snprintf(k->bad, sizeof k->bad, "more than %d parameters", MAX_NAMES); return MHD_NO; }
+    k->seen[k->nseen++] = key;
     for (int i = 0; i < k->n; i++) {
         if (strcmp(key, k->ps[i].name)) continue;
         char *end;
@@ -81,17 +108,21 @@ static enum MHD_Result check_param(void *cls, enum MHD_ValueKind kind, const cha
         *k->ps[i].out = v;
         return MHD_YES;
     }
+    if (k->any) return MHD_YES;
     snprintf(k->bad, sizeof k->bad, "unknown parameter '%.40s'", key);
     return MHD_NO;
 }
 
-int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) {
-    param_check k = { ps, n, "" };
+static int params(web_req *rq, const web_param *ps, int n, int any, enum MHD_Result *r) {
+    param_check k = { .ps = ps, .n = n, .any = any };
     MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, check_param, &k);
     if (!k.bad[0]) return 0;
     *r = web_fail(rq, 400, "invalid_parameter", NULL, "%s", k.bad);
     return -1;
 }
+
+int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) { return params(rq, ps, n, 0, r); }
+int web_params_some(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) { return params(rq, ps, n, 1, r); }
 
 sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r) {
     sqlite3 *db = NULL;

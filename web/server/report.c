@@ -24,11 +24,17 @@
 #define MAX_TOKENS 4096
 #define MAX_TEXT 1024
 #define MAX_JSON 16384
+/* A real report is a few kB: the request's JSON and its tokens' texts. No
+ * more is taken, and no more than the request itself was (its bytes, its
+ * chunks), so a report cannot fill the trace and push others' events out
+ * under its cap. */
+#define MAX_REPORT 65536
 
 typedef struct {
     int64_t req;
     int64_t arrive, done, *chunks;   /* the server's events (trace ns) */
     int nchunks;
+    int64_t bytes;                   /* the request's body, as the server read it */
     cJSON *q;                        /* the report */
     int64_t modeled_ns;              /* -1: not on a virtual clock */
     char name[48];
@@ -116,7 +122,7 @@ static enum MHD_Result place(web *w, web_req *rq, sqlite3 *db, int64_t req, cJSO
     sqlite3_stmt *st;
     int64_t run = w->run;
     placed p = { .req = req, .q = q, .arrive = -1, .done = -1 };
-    sqlite3_prepare_v2(db, "SELECT name, ts_ns FROM slices WHERE run_id = ?1 AND request = ?2 AND "
+    sqlite3_prepare_v2(db, "SELECT name, ts_ns, json_extract(args, '$.bytes') FROM slices WHERE run_id = ?1 AND request = ?2 AND "
                            "(layer = 8 OR (layer = 6 AND name IN ('http_request', 'sse_chunk', 'sse_done'))) "
                            "ORDER BY ts_ns LIMIT 5000", -1, &st, NULL);
     sqlite3_bind_int64(st, 1, run);
@@ -126,7 +132,7 @@ static enum MHD_Result place(web *w, web_req *rq, sqlite3 *db, int64_t req, cJSO
     while (p.chunks && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         int64_t ts = sqlite3_column_int64(st, 1);
-        if (!strcmp(name, "http_request")) p.arrive = ts;
+        if (!strcmp(name, "http_request")) p.arrive = ts, p.bytes = sqlite3_column_int64(st, 2);
         else if (!strcmp(name, "sse_chunk")) p.chunks[p.nchunks++] = ts;
         else if (!strcmp(name, "sse_done")) p.done = ts;
         else client = 1;
@@ -137,6 +143,12 @@ static enum MHD_Result place(web *w, web_req *rq, sqlite3 *db, int64_t req, cJSO
     else if (p.arrive < 0) r = web_fail(rq, 404, "request_not_found", NULL, "this server has served no request %lld", (long long)req);
     else if (client) r = web_fail(rq, 409, "already_reported", NULL, "request %lld already has a client's events", (long long)req);
     else if (p.done < 0) r = web_fail(rq, 409, "not_finished", NULL, "request %lld has not finished streaming", (long long)req);
+    else if (strlen(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "json"))) > (size_t)p.bytes)
+        r = web_fail(rq, 400, "invalid_parameter", "json", "the report's JSON is longer than request %lld's body (%lld bytes)",
+                     (long long)req, (long long)p.bytes);
+    else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(q, "tokens")) > p.nchunks)
+        r = web_fail(rq, 400, "invalid_parameter", "tokens", "the report has more tokens than request %lld streamed (%d)",
+                     (long long)req, p.nchunks);
     else if (trace_clock_is_virtual() && (p.modeled_ns = modeled_between(q)) < 0)
         r = web_fail(rq, 400, "invalid_parameter", "first_stamp",
                      "on a simulated device the report needs the first and last SSE stamps (': hipath-clock ...') it read");
@@ -161,6 +173,7 @@ enum MHD_Result web_report(web *w, web_req *rq, int64_t req, const char *body, s
     if (!type || strncmp(type, "application/json", 16))
         return web_fail(rq, 415, "unsupported_media_type", NULL, "Content-Type must be application/json");
     if (!trace_enabled() || !w->db[0]) return web_fail(rq, 503, "no_trace", NULL, "this server records no trace");
+    if (len > MAX_REPORT) return web_fail(rq, 413, "request_too_large", NULL, "a report is %zu bytes; the limit is %d", len, MAX_REPORT);
     cJSON *q = cJSON_ParseWithLength(body ? body : "", len);
     const char *bad = check(q);
     if (bad) {

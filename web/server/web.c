@@ -60,8 +60,6 @@ web *web_open(const web_opts *o, char *err, int errlen) {
     return w;
 }
 
-const char *web_root(const web *w) { return w->root; }
-
 /* Called again, with *state the job, once a worker has made the answer. */
 int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const char *url,
                const char *body, size_t len, int authorized, void **state) {
@@ -80,7 +78,10 @@ int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const ch
             int rc = web_work_submit(w, &rq, method, url, body, len, state);
             if (rc == WORK_QUEUED) return MHD_YES;   /* suspended until a worker has answered */
             if (rc == WORK_FULL) web_fail(&rq, 503, "server_busy", NULL, "%d requests to /api/ wait for a worker already: try again", WEB_QUEUE);
-            else web_fail(&rq, 503, "shutting_down", NULL, "the server is shutting down");
+            else if (rc == WORK_BUSY && web_fail(&rq, 429, "rate_limit_exceeded", NULL, "%d of your requests to /api/ are under way "
+                                                 "already: try again when one is answered", WEB_STUDENT_JOBS) == MHD_YES)
+                MHD_add_response_header(rq.resp, "Retry-After", "1");
+            else if (rc == WORK_STOPPING) web_fail(&rq, 503, "shutting_down", NULL, "the server is shutting down");
         }
     } else {
         web_static(w, &rq, method, url);   /* a file: quick, done here */

@@ -23,7 +23,9 @@ typedef struct {
     const char *workshop_code;   /* NULL: a random one */
     int workshop_rate;           /* generations a student may start a minute (0: no limit) */
     int workshop_max_tokens;     /* a student's request's completion, at most (0: no cap) */
+    int workshop_max_prompt_tokens;   /* ... and its prompt (0: no cap) */
     int workshop_students;       /* students who may join (0: 100) */
+    int workshop_seats;          /* students who may join from one address (0: no cap) */
 } web_opts;
 #define WORKSHOP_CODE_LEN 6
 
@@ -39,7 +41,6 @@ int  web_handle(void *ctx, struct MHD_Connection *c, const char *method, const c
                 const char *body, size_t len, int authorized, void **state);
 void web_handle_done(void *ctx, void *state);
 void web_handle_stop(void *ctx);
-const char *web_root(const web *w);
 /* The workshop's join code (NULL: no workshop). */
 const char *web_workshop_code(const web *w);
 /* server_gate (server.h): lets a student's key in, counts their rate, notes whose a request is. ctx: the web. */

@@ -14,8 +14,9 @@
 #include <sys/types.h>
 
 enum { LAB_NONE, LAB_RUNNING, LAB_DONE, LAB_FAILED };
-#define WEB_WORKERS 4            /* threads that answer /api/ (work.c) */
-#define WEB_QUEUE 64             /* /api/ requests waiting for one; past it 503 */
+#define WEB_WORKERS 4            /* threads that answer /api/ (work.c); students' requests take all but one */
+#define WEB_QUEUE 64             /* /api/ requests waiting for one, the teacher's and the students' each; past it 503 */
+#define WEB_STUDENT_JOBS 4       /* a student's /api/ requests waiting or answered at once; past it 429 */
 
 struct web {
     char root[4096];        /* realpath of the static folder */
@@ -43,8 +44,9 @@ struct web {
     pthread_cond_t work_cv;
     pthread_t workers[WEB_WORKERS];
     int n_workers;
-    struct web_job *queue, **queue_end;
-    int queued;
+    struct web_job *queue[2], **queue_end[2];   /* [0] the teacher's (any key but a student's), [1] the students' */
+    int queued[2];
+    int busy_students;           /* workers answering a student */
     int work_stopping;
     char hold[4096];             /* HIPATH_WEB_HOLD: a FIFO the slow work waits on (tests only; web_hold) */
     struct web_workshop *workshop;   /* --workshop: the students (workshop.c); NULL otherwise */
@@ -83,11 +85,13 @@ struct MHD_Response *web_body(const web_req *rq, char *body, size_t len, int com
 /* ... with the file fd's size bytes (fd taken). */
 struct MHD_Response *web_file(const web_req *rq, int fd, uint64_t size, int compresses);
 
-/* The query's parameters: every one given must be named here and be a
- * whole number in [lo, hi]; those not given keep *out. 0, or -1 with the
- * 400 made in *r. */
+/* The query's parameters: every one given must be named here, given once,
+ * and be a whole number in [lo, hi]; those not given keep *out. 0, or -1
+ * with the 400 made in *r. web_params_some: others may be given too (each
+ * once), for a check that reads a few before the route reads them all. */
 typedef struct { const char *name; int64_t lo, hi, *out; } web_param;
 int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r);
+int web_params_some(web_req *rq, const web_param *ps, int n, enum MHD_Result *r);
 
 /* The trace, read-only. NULL with the 503 made in *r. */
 sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r);
@@ -106,7 +110,7 @@ enum MHD_Result web_perfetto(web *w, web_req *rq, int64_t run, int64_t request);
  * connection suspended meanwhile, so that slow work (an export, a flush,
  * a long query) holds no connection's thread. WORK_QUEUED: rq's
  * connection is suspended and *state is the job. */
-enum { WORK_QUEUED, WORK_FULL, WORK_STOPPING };
+enum { WORK_QUEUED, WORK_FULL, WORK_BUSY, WORK_STOPPING };   /* WORK_BUSY: the student has WEB_STUDENT_JOBS going */
 int  web_work_start(web *w);
 int  web_work_submit(web *w, web_req *rq, const char *method, const char *url, const char *body, size_t len,
                      void **state);
@@ -134,6 +138,9 @@ int  web_workshop_who(web *w, struct MHD_Connection *c);
 int  web_workshop_owner(web *w, int64_t request);
 int  web_workshop_ids(web *w, int who, int64_t before, int64_t *out, int max);
 int  web_workshop_max_tokens(const web *w);   /* a student's request's cap (0: none) */
+/* A student's /api/ request starts (0; -1: WEB_STUDENT_JOBS of theirs are going already) and ends. */
+int  web_workshop_api_start(web *w, int who);
+void web_workshop_api_done(web *w, int who);
 enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const char *rest, const char *body, size_t len);
 
 

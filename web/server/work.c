@@ -23,19 +23,35 @@ struct web_job {
     struct web_job *next;
 };
 
+/* Under work_mu: the next job a worker may take. The teacher's (and any
+ * key's but a student's) first; a student's only while another worker is
+ * left for the teacher, so a room's loops never hold the teacher's page. */
+static struct web_job *next_job(web *w) {
+    int q = w->queue[0] ? 0 : w->queue[1] && w->busy_students < WEB_WORKERS - 1 ? 1 : -1;
+    if (q < 0) return NULL;
+    struct web_job *j = w->queue[q];
+    if (!(w->queue[q] = j->next)) w->queue_end[q] = &w->queue[q];
+    w->queued[q]--;
+    return j;
+}
+
 static void *worker(void *arg) {
     web *w = arg;
     pthread_mutex_lock(&w->work_mu);
     for (;;) {
-        while (!w->queue && !w->work_stopping) pthread_cond_wait(&w->work_cv, &w->work_mu);
-        struct web_job *j = w->queue;
+        struct web_job *j;
+        while (!(j = next_job(w)) && !(w->work_stopping && !w->queue[0] && !w->queue[1])) pthread_cond_wait(&w->work_cv, &w->work_mu);
         if (!j) break;   /* stopping, and nothing waits */
-        if (!(w->queue = j->next)) w->queue_end = &w->queue;
-        w->queued--;
-        int stopping = w->work_stopping;
+        int stopping = w->work_stopping, student = j->rq.student;
+        w->busy_students += student > 0;
         pthread_mutex_unlock(&w->work_mu);
         if (stopping) web_fail(&j->rq, 503, "shutting_down", NULL, "the server is shutting down");
         else web_api(w, &j->rq, j->method, j->url, j->body, j->len);
+        pthread_mutex_lock(&w->work_mu);
+        w->busy_students -= student > 0;
+        if (student > 0) web_workshop_api_done(w, student);
+        pthread_cond_broadcast(&w->work_cv);   /* a student's job may wait for this worker */
+        pthread_mutex_unlock(&w->work_mu);
         MHD_resume_connection(j->rq.c);   /* j is the connection's again: not touched here after this */
         pthread_mutex_lock(&w->work_mu);
     }
@@ -47,7 +63,7 @@ static void *worker(void *arg) {
 int web_work_start(web *w) {
     const char *hold = getenv("HIPATH_WEB_HOLD");
     if (hold) snprintf(w->hold, sizeof w->hold, "%s", hold);
-    w->queue_end = &w->queue;
+    for (int q = 0; q < 2; q++) w->queue_end[q] = &w->queue[q];
     while (w->n_workers < WEB_WORKERS && !pthread_create(&w->workers[w->n_workers], NULL, worker, w)) w->n_workers++;
     return w->n_workers ? 0 : -1;
 }
@@ -57,15 +73,17 @@ int web_work_submit(web *w, web_req *rq, const char *method, const char *url, co
     struct web_job *j = calloc(1, sizeof *j);
     if (!j) return WORK_FULL;
     *j = (struct web_job){ .rq = *rq, .method = method, .url = url, .body = body, .len = len };
+    int q = rq->student > 0;
     pthread_mutex_lock(&w->work_mu);
-    int rc = w->work_stopping ? WORK_STOPPING : w->queued >= WEB_QUEUE ? WORK_FULL : WORK_QUEUED;
+    int rc = w->work_stopping ? WORK_STOPPING : w->queued[q] >= WEB_QUEUE ? WORK_FULL
+           : q && web_workshop_api_start(w, rq->student) ? WORK_BUSY : WORK_QUEUED;
     if (rc == WORK_QUEUED) {
         MHD_suspend_connection(rq->c);   /* before a worker can resume it */
-        *w->queue_end = j;
-        w->queue_end = &j->next;
-        w->queued++;
+        *w->queue_end[q] = j;
+        w->queue_end[q] = &j->next;
+        w->queued[q]++;
         *state = j;
-        pthread_cond_signal(&w->work_cv);
+        pthread_cond_broadcast(&w->work_cv);
     }
     pthread_mutex_unlock(&w->work_mu);
     if (rc != WORK_QUEUED) free(j);
@@ -74,7 +92,7 @@ int web_work_submit(web *w, web_req *rq, const char *method, const char *url, co
 
 void web_work_stop(web *w) {
     pthread_mutex_lock(&w->work_mu);
-    w->work_stopping = 1;   /* web_work_submit refuses from here on */
+    w->work_stopping = 1;   /* web_work_submit refuses from here on; what waits is answered 503 */
     pthread_cond_broadcast(&w->work_cv);
     pthread_mutex_unlock(&w->work_mu);
     for (int i = 0; i < w->n_workers; i++) pthread_join(w->workers[i], NULL);

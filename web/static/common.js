@@ -49,6 +49,7 @@ const WORDS = {
     batch_note: "each column is one engine step; each cell a request in it, coloured by its student; the line is the KV blocks in use",
     kv_used: "KV blocks used", ttft_hist: "TTFT, every request so far", tpot_hist: "TPOT, every request so far",
     count: "requests", run_lab: "Run a lab on the projector", open_lab: "open its charts →", refused: "refused",
+    remove: "remove", removed: "removed", remove_ask: "Remove this student? Their key stops working.",
     step: "step", teacher_only: "This page is the teacher's: open the URL the server printed (with its #key=…).",
     flops: "FLOP/s", lanes: ["", "1 gpu", "2 runtime", "3 kernels", "4 ops", "5 tensor", "6 scheduler", "7 tokenizer", "8 client"],
   },
@@ -122,6 +123,7 @@ const WORDS = {
     batch_note: "每一列是一个引擎步；每一格是其中的一个请求，按学生着色；折线是正在使用的 KV 块",
     kv_used: "已用 KV 块", ttft_hist: "TTFT，到目前为止的所有请求", tpot_hist: "TPOT，到目前为止的所有请求",
     count: "请求数", run_lab: "在投影上运行实验", open_lab: "打开图表 →", refused: "被拒绝",
+    remove: "移除", removed: "已移除", remove_ask: "移除这名学生？其密钥将立即失效。",
     step: "步", teacher_only: "此页面属于教师：请打开服务器打印的 URL（带 #key=…）。",
     flops: "FLOP/s", lanes: ["", "1 GPU", "2 运行时", "3 内核", "4 算子", "5 张量", "6 调度器", "7 分词器", "8 客户端"],
   },
@@ -156,8 +158,16 @@ const hp = {
   },
 
   // GET or POST JSON; throws Error(message) with the server's error message.
+  // A 429 with a short Retry-After (a student's /api/ requests under way
+  // at once have a limit) is tried again after it, a few times.
   async api(path, opts) {
-    const r = await fetch(path, Object.assign({}, opts, { headers: hp.headers((opts || {}).headers) }));
+    let r;
+    for (let tries = 0; ; tries++) {
+      r = await fetch(path, Object.assign({}, opts, { headers: hp.headers((opts || {}).headers) }));
+      const wait = Number(r.headers.get("Retry-After"));
+      if (r.status !== 429 || !(wait > 0 && wait <= 5) || tries === 5) break;
+      await new Promise(ok => setTimeout(ok, wait * 1000));
+    }
     const body = r.headers.get("Content-Type")?.startsWith("application/json") ? await r.json() : null;
     if (!r.ok) {
       const e = new Error(body?.error?.message || r.status + " " + r.statusText);

@@ -31,8 +31,22 @@ async function room() {
   for (const s of w.students) {
     const b = document.createElement("span");
     b.style.color = colour(s.student);
-    b.textContent = `#${s.student} ${s.name} (${s.requests}${s.refused ? ", " + s.refused + " " + hp.t("refused") : ""})  `;
-    names.append(b);
+    b.textContent = `#${s.student} ${s.name} (${s.removed ? hp.t("removed") : s.requests +
+      (s.refused ? ", " + s.refused + " " + hp.t("refused") : "")})`;
+    if (s.removed) b.className = "removed";
+    else {   // a seat taken by a stranger, or one of many keys of one person
+      const x = document.createElement("button");
+      x.className = "remove";
+      x.textContent = "×";
+      x.title = hp.t("remove");
+      x.addEventListener("click", async () => {
+        if (!confirm(`#${s.student} ${s.name}: ${hp.t("remove_ask")}`)) return;
+        await hp.api(`/api/workshop/students/${s.student}`, { method: "DELETE" }).catch(e => { document.getElementById("status").textContent = e.message; });
+        room();
+      });
+      b.append(x);
+    }
+    names.append(b, "  ");
   }
 }
 
