@@ -166,7 +166,7 @@ int cmd_generate(int argc, char **argv) {
         cli_fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
     }
 
-    int stop_ids[16], n_stop = scheduler_stop_ids(&m, g.dec ? &g.tc : NULL, stop_ids, 16);
+    int stop_ids[16], n_stop = engine_stop_ids(&m, g.dec ? &g.tc : NULL, stop_ids, 16);
 
     engine e;
     if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { cli_fail("%s", err); goto out; }

@@ -8,6 +8,7 @@
 #include "kernels/backend.h"
 #include "layers/common/kv.h"
 #include "layers/scheduler/scheduler.h"
+#include "layers/scheduler/served.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/db_error.h"
 #include "trace/trace.h"
@@ -88,15 +89,8 @@ const char *lab_dtype(const model_config *c) {
     return c->torch_dtype == DT_BF16 ? "bf16" : c->torch_dtype == DT_F16 ? "fp16" : "fp32";
 }
 
-const char *lab_short_name(const char *path, char *buf, int cap) {
-    const char *b = strrchr(path, '/');
-    b = b && b[1] ? b + 1 : path;
-    snprintf(buf, cap, "%s", b);
-    char *e = strstr(buf, ".config.json");
-    if (!e) e = strstr(buf, ".json");
-    if (e) *e = 0;
-    return buf;
-}
+/* the name the server gives the model too (layer 6's, one rule) */
+const char *lab_short_name(const char *path, char *buf, int cap) { return served_name(path, buf, cap); }
 
 int lab_profile(const char *name, gpu_profile *g) {
     char err[512];

@@ -126,6 +126,7 @@ static int on_token(request *r, const sample_result *s, void *user) {
     int eot = is_stop_id(j->stop_ids, j->n_stop_ids, s->id);
     if (eot && !j->q.ignore_eos) return 0;
     size_t n = 0;
+    /* layer 7, through the table server_opts.open_text filled (layers/tokenizer/open.c) */
     const char *piece = eot ? "" : j->a.text->decode(j->dec, s->id, &n, r->id, r->n_out - 1);
     if (!piece) piece = "", n = 0;   /* an id outside the vocabulary: no text */
     pthread_mutex_lock(&j->mu);

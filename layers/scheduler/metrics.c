@@ -48,7 +48,7 @@ static void gauge(FILE *f, const char *name, const char *help, double v) {
     fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n%s %.6g\n", name, help, name, name, v);
 }
 
-void engine_print_metrics(engine *e, FILE *f) {
+void metrics_print(engine *e, FILE *f) {
     pthread_mutex_lock(&e->mu);
     engine_metrics m = e->met;
     int running = e->n_running, waiting = e->n_waiting, promised = e->promised;

@@ -1,10 +1,8 @@
 /*
- * scheduler.c -- layer 6: continuous batching.
- *
- * engine_submit() is the queue's door; engine_step() = compose_batch()
- * (the one place the batch is decided), one forward() over every sequence
- * in it, one sample per sequence, and retiring the requests that finished.
- * Every decision is a trace event.
+ * scheduler.c -- layer 6: the batch policy, continuous batching. Which
+ * requests run in the next step (sched_compose: the one place the batch
+ * is decided), their KV blocks as they grow, and their leaving. The engine
+ * (engine.c) runs the step it composes. Every decision is a trace event.
  */
 #include "layers/scheduler/scheduler.h"
 #include "trace/trace.h"
@@ -33,7 +31,7 @@ static int grow(engine *e, request *r, int len) {
 
 /* r leaves the engine (mu held): blocks back to the pool, onto the `gone`
  * list for on_done once the lock is dropped. */
-static void retire(engine *e, request *r, const char *finish, request **gone) {
+void sched_retire(engine *e, request *r, const char *finish, request **gone) {
     if (r->kv.n_blocks) {
         trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "kv_free",
                       TRACE_ARGS(TA_INT("blocks", r->kv.n_blocks), TA_INT("free_blocks", e->kv.n_free + r->kv.n_blocks)));
@@ -52,7 +50,7 @@ static void retire(engine *e, request *r, const char *finish, request **gone) {
 }
 
 /* Tell the submitters, outside the lock (on_done may free r: next is read first). */
-static void hand_back(request *gone) {
+void sched_hand_back(request *gone) {
     while (gone) {
         request *r = gone;
         gone = r->next;
@@ -67,7 +65,7 @@ static int unwanted(request *r) {
 }
 
 /* Drop finished requests from the running list, keeping the order. */
-static void compact(engine *e) {
+void sched_compact(engine *e) {
     int k = 0;
     for (int i = 0; i < e->n_running; i++)
         if (!e->running[i]->finish) e->running[k++] = e->running[i];
@@ -87,15 +85,15 @@ static void compact(engine *e) {
  *     and nothing has to be preempted.
  * Returns the step's tokens; the batch is running[0..n_running).
  */
-static int compose_batch(engine *e, request **gone) {
+int sched_compose(engine *e, request **gone) {
     for (int i = 0; i < e->n_running; i++)
-        if (unwanted(e->running[i])) retire(e, e->running[i], "cancelled", gone);
-    compact(e);
+        if (unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
+    sched_compact(e);
     for (int i = 0; i < e->n_running; i++) {
         request *r = e->running[i];
-        if (grow(e, r, r->kv.len + 1)) retire(e, r, "error", gone);   /* cannot happen: blocks were promised */
+        if (grow(e, r, r->kv.len + 1)) sched_retire(e, r, "error", gone);   /* cannot happen: blocks were promised */
     }
-    compact(e);
+    sched_compact(e);
 
     int tokens = e->n_running;
     while (e->wait_head && e->n_running < e->max_batch) {
@@ -105,7 +103,7 @@ static int compose_batch(engine *e, request **gone) {
             break;
         if (!(e->wait_head = r->next)) e->wait_tail = NULL;
         e->n_waiting--;
-        if (cancelled) { retire(e, r, "cancelled", gone); continue; }
+        if (cancelled) { sched_retire(e, r, "cancelled", gone); continue; }
         trace_clock_receive(r->arrive);   /* a request is admitted no sooner than it arrived */
         r->t_admit = now_s();
         e->promised += r->worst_blocks;
@@ -124,194 +122,4 @@ static int compose_batch(engine *e, request **gone) {
     trace_counter(w, "running", e->n_running, 0);
     trace_counter(w, "waiting", e->n_waiting, 0);
     return tokens;
-}
-
-/* Teacher forcing: the next id of the reply it was given replaces the
- * sampled one, said so in the trace (logprobs stay the sampled id's);
- * past the reply's end, its last id (the end of the turn). */
-static void force(request *r, sample_result *s) {
-    int id = r->forced[r->n_out < r->n_forced ? r->n_out : r->n_forced - 1];
-    trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "teacher_forced",
-                  TRACE_ARGS(TA_INT("sampled", s->id), TA_INT("id", id)));
-    s->id = id;
-}
-
-/* One token for r: count it, time it, decide whether r is done. */
-static const char *emit(engine *e, request *r, const sample_result *s, double t) {
-    r->last = s->id;
-    r->n_out++;
-    if (r->n_out == 1) {
-        r->prefill_s = t - r->t_admit;
-        hist_observe(&e->met.ttft, t - r->t_arrive);
-        trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, 0), "first_token",
-                      TRACE_ARGS(TA_DBL("ttft_s", t - r->t_arrive), TA_INT("id", s->id)));
-    } else {
-        hist_observe(&e->met.itl, t - r->t_token);
-    }
-    r->t_token = t;
-    int stop = is_stop_id(r->stop_ids, r->n_stop, s->id);
-    if (r->on_token && r->on_token(r, s, r->user)) return "stop";
-    if (stop) return "stop";
-    if (r->n_out >= r->max_tokens) return "length";
-    return NULL;
-}
-
-int engine_step(engine *e) {
-    const model_config *c = &e->m->cfg;
-    request *gone = NULL;
-    pthread_mutex_lock(&e->mu);
-    int tokens = compose_batch(e, &gone);
-    int n = e->n_running;
-    pthread_mutex_unlock(&e->mu);
-
-    if (n) {
-        request *batch[n];
-        seq_step seqs[n];
-        const char *fin[n];
-        char ids[n * 21 + 3];   /* the batch's request ids, a JSON array */
-        int n_prefill = 0, len = 1;
-        ids[0] = '[';
-        for (int i = 0; i < n; i++) {
-            request *r = batch[i] = e->running[i];   /* only this thread changes running[] */
-            int prefill = r->kv.len == 0;
-            n_prefill += prefill;
-            seqs[i] = (seq_step){ .tokens = prefill ? r->prompt : &r->last, .n = prefill ? r->n_prompt : 1,
-                                  .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size,
-                                  .req = r->id, .first = prefill };
-            len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
-        }
-        snprintf(ids + len, sizeof ids - len, "]");
-        trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
-        for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
-            if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
-        trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
-                                                  TA_INT("tokens", tokens), TA_STR("requests", ids),
-                                                  TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free)));
-        int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
-        double t = now_s();
-        for (int i = 0; i < n; i++) {
-            sample_result s;
-            fin[i] = "error";
-            if (failed) continue;
-            if (seqs[i].first) {   /* the first token's way up: its logits, copied back, are sampled */
-                trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
-                trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
-            }
-            sampler_pick(&batch[i]->samp, batch[i]->id, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
-            if (batch[i]->n_forced) force(batch[i], &s);
-            fin[i] = emit(e, batch[i], &s, t);
-        }
-        trace_end(w, NO_ARGS);
-
-        pthread_mutex_lock(&e->mu);
-        e->met.steps++;
-        e->met.generation_tokens += failed ? 0 : n;
-        hist_observe(&e->met.batch, n);
-        for (int i = 0; i < n; i++) {
-            if (!failed && batch[i]->n_out == 1) e->met.prompt_tokens += batch[i]->n_prompt;
-            if (fin[i]) retire(e, batch[i], fin[i], &gone);
-        }
-        compact(e);
-        pthread_mutex_unlock(&e->mu);
-    }
-    hand_back(gone);
-    pthread_mutex_lock(&e->mu);
-    int left = e->n_running + e->n_waiting;
-    pthread_mutex_unlock(&e->mu);
-    return left;
-}
-
-int engine_submit(engine *e, request *r, char *err, int errlen) {
-    const model_config *c = &e->m->cfg;
-    if (r->n_prompt < 1 || r->n_prompt > e->max_step_tokens) {
-        snprintf(err, errlen, "prompt of %d tokens: need 1 to %d", r->n_prompt, e->max_step_tokens);
-        return SUBMIT_INVALID;
-    }
-    if (r->max_tokens < 1 || r->n_prompt + r->max_tokens > c->max_seq_len) {
-        snprintf(err, errlen, "prompt (%d) + max tokens (%d) exceeds the context length %d", r->n_prompt, r->max_tokens, c->max_seq_len);
-        return SUBMIT_INVALID;
-    }
-    for (int i = 0; i < r->n_prompt; i++)
-        if (r->prompt[i] < 0 || r->prompt[i] >= c->vocab_size) {
-            snprintf(err, errlen, "token id %d is outside the vocabulary (0..%d)", r->prompt[i], c->vocab_size - 1);
-            return SUBMIT_INVALID;
-        }
-    r->worst_blocks = kv_blocks_for(&e->kv, r->n_prompt + r->max_tokens);
-    if (r->worst_blocks > e->kv.n_blocks) {
-        snprintf(err, errlen, "the request needs up to %d KV-cache tokens (%d blocks) but the whole cache holds %d (%d blocks)",
-                 r->n_prompt + r->max_tokens, r->worst_blocks, e->kv.n_blocks * e->kv.block_size, e->kv.n_blocks);
-        return SUBMIT_NO_ROOM;
-    }
-    memset(&r->kv, 0, sizeof r->kv);
-    r->n_out = 0;
-    r->finish = NULL;
-    r->next = NULL;
-    r->arrive = trace_clock_stamp();
-    if (!r->t_arrive) r->t_arrive = r->arrive.t * 1e-9;
-
-    pthread_mutex_lock(&e->mu);
-    if (e->quit) {
-        pthread_mutex_unlock(&e->mu);
-        snprintf(err, errlen, "the server is shutting down");
-        return SUBMIT_CLOSED;
-    }
-    if (e->wait_tail) e->wait_tail->next = r; else e->wait_head = r;
-    e->wait_tail = r;
-    e->n_waiting++;
-    trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, r->id, NO_STEP), "enqueue",
-                  TRACE_ARGS(TA_INT("prompt_tokens", r->n_prompt), TA_INT("max_tokens", r->max_tokens),
-                             TA_INT("waiting", e->n_waiting), TA_INT("running", e->n_running)));
-    pthread_cond_signal(&e->wake);
-    pthread_mutex_unlock(&e->mu);
-    return SUBMIT_OK;
-}
-
-int engine_generate(engine *e, request *r, char *err, int errlen) {
-    if (engine_submit(e, r, err, errlen)) return -1;
-    while (!r->finish) engine_step(e);
-    if (!strcmp(r->finish, "error")) { snprintf(err, errlen, "engine step failed"); return -1; }
-    return 0;
-}
-
-int scheduler_stop_ids(const model *m, const text_codec *text, int *ids, int cap) {
-    int n = 0;
-    for (int i = 0; i < m->cfg.n_stop && n < cap; i++) ids[n++] = m->cfg.stop_ids[i];
-    return text ? n + text->stop_ids(text->ctx, ids + n, cap - n) : n;
-}
-
-static void *engine_main(void *arg) {
-    engine *e = arg;
-    pthread_mutex_lock(&e->mu);
-    while (!e->quit) {
-        if (!e->n_running && !e->wait_head) { pthread_cond_wait(&e->wake, &e->mu); continue; }
-        pthread_mutex_unlock(&e->mu);
-        engine_step(e);
-        pthread_mutex_lock(&e->mu);
-    }
-    pthread_mutex_unlock(&e->mu);
-    return NULL;
-}
-
-int engine_start(engine *e) {
-    if (pthread_create(&e->thread, NULL, engine_main, e)) return -1;
-    e->started = 1;
-    return 0;
-}
-
-void engine_stop(engine *e) {
-    pthread_mutex_lock(&e->mu);
-    e->quit = 1;
-    pthread_cond_signal(&e->wake);
-    pthread_mutex_unlock(&e->mu);
-    if (e->started) pthread_join(e->thread, NULL);
-    e->started = 0;
-    request *gone = NULL;
-    pthread_mutex_lock(&e->mu);
-    for (int i = 0; i < e->n_running; i++) retire(e, e->running[i], "cancelled", &gone);
-    e->n_running = 0;
-    for (request *r = e->wait_head, *next; r; r = next) { next = r->next; retire(e, r, "cancelled", &gone); }
-    e->wait_head = e->wait_tail = NULL;
-    e->n_waiting = 0;
-    pthread_mutex_unlock(&e->mu);
-    hand_back(gone);
 }

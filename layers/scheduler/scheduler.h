@@ -1,6 +1,7 @@
 /*
- * scheduler.h -- layer 6: the scheduler, and the engine it feeds (the
- * model, the paged KV cache and the step buffers: engine.c).
+ * scheduler.h -- layer 6: the engine (engine.c: the model, the paged KV
+ * cache and the step buffers; the queue's door; the step) and the batch
+ * policy that composes each step (scheduler.c).
  *
  * Requests wait in a queue. Each engine step runs one token of every
  * running request (decode) plus the whole prompt of each newly admitted
@@ -103,13 +104,23 @@ int  engine_start(engine *e);
 void engine_stop(engine *e);
 /* Run one request to completion on the calling thread. 0, or -1 with a reason. */
 int  engine_generate(engine *e, request *r, char *err, int errlen);
-/* The engine's counters and gauges as Prometheus text (metrics.c). */
-void engine_print_metrics(engine *e, FILE *f);
-
 /* The ids that end a reply: the model config's EOS ids, then the
  * tokenizer's end-of-turn tokens (text may be NULL). Returns how many were
  * written, at most cap. */
-int scheduler_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
+int  engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
+/* The engine's counters and gauges as Prometheus text (metrics.c). */
+void metrics_print(engine *e, FILE *f);
+
+/* The batch policy (scheduler.c), called by engine_step with e->mu held.
+ * sched_compose: the next step's batch, running[0..n_running): the
+ * running requests grown by a token, then waiting ones admitted while
+ * they fit; returns the step's tokens. sched_retire: r leaves (its blocks
+ * back), onto the gone list; sched_compact drops the finished from
+ * running[]; sched_hand_back tells their submitters (lock dropped). */
+int  sched_compose(engine *e, request **gone);
+void sched_retire(engine *e, request *r, const char *finish, request **gone);
+void sched_compact(engine *e);
+void sched_hand_back(request *gone);
 /* Whether id is one of ids[0..n). */
 static inline int is_stop_id(const int *ids, int n, int id) {
     for (int i = 0; i < n; i++)

@@ -12,11 +12,9 @@
  * seconds (docs/serving.md, docs/security.md).
  */
 #include "layers/scheduler/server.h"
-#include "layers/scheduler/job.h"
+#include "layers/scheduler/served.h"
 #include "trace/trace.h"
-#include "layers/runtime/runtime.h"
 #include <arpa/inet.h>
-#include <limits.h>
 #include <math.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -35,19 +33,13 @@
 #define KEEPALIVE_S 5          /* the default of --sse-keepalive */
 
 struct server {
-    model m;
-    text_codec text;               /* the tokenizer, handed in (text.h) */
-    engine e;
+    served sv;                     /* the model, its tokenizer and the engine (served.c) */
     struct MHD_Daemon *d;
-    char name[256];
     char *api_key;
     server_handler other;          /* paths not routed here (server.h) */
     server_gate gate;              /* lets in /v1/ requests the API key does not (server.h) */
-    int max_model_len, port;
+    int port;
     double keepalive_s;            /* a stream waiting this long gets a comment line */
-    int split_special_tokens;      /* the default of the request field of that name */
-    int stop_ids[24], n_stop_ids;  /* the model's and the tokenizer's end-of-turn ids */
-    int *forced, n_forced;         /* --reply: its ids, then the end of the turn (teacher forcing) */
     long created;
     atomic_int in_flight;          /* POSTs whose response is not yet all sent */
     atomic_int closing;            /* server_stop: a new request gets 503 */
@@ -237,50 +229,6 @@ static void drop_id(server *s, int64_t id) {
     pthread_mutex_unlock(&s->ids_mu);
 }
 
-/* The prompt through the chat template and the tokenizer (layer 7), then
- * the length checks against max_model_len, then the engine's request. */
-static int prepare(server *s, job *j, const server_admission *a, api_error *e) {
-    int cap = a->max_tokens;
-    api_request *q = &j->q;
-    const char *param = q->chat ? "messages" : "prompt";
-    char err[256] = "out of memory";
-    int split = q->split_special_tokens >= 0 ? q->split_special_tokens : s->split_special_tokens, n = -1;
-    if ((j->prompt = malloc(s->max_model_len * sizeof *j->prompt)))
-        n = q->chat ? s->text.encode_chat(s->text.ctx, q->msgs, q->n_msgs, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id)
-                    : s->text.encode(s->text.ctx, q->prompt, split, j->prompt, s->max_model_len, err, sizeof err, j->r.id);
-    if (n < 0) return api_fail(e, 400, "invalid_request_error", param, NULL, "%s", err);
-    if (n > s->max_model_len)
-        return api_fail(e, 400, "invalid_request_error", param, "context_length_exceeded",
-                        "This model's maximum context length is %d tokens, but the prompt has %d tokens.", s->max_model_len, n);
-    if (a->max_prompt_tokens > 0 && n > a->max_prompt_tokens)   /* one long prompt's prefill would hold every other request's step */
-        return api_fail(e, 400, "invalid_request_error", param, "prompt_over_cap",
-                        "the prompt has %d tokens (with the chat template); a request may have at most %d here", n, a->max_prompt_tokens);
-    if (cap > 0 && q->max_tokens > cap)
-        return api_fail(e, 400, "invalid_request_error", "max_tokens", "max_tokens_over_cap",
-                        "max_tokens is %d; a request may ask for at most %d tokens here", q->max_tokens, cap);
-    int max_tokens = q->max_tokens ? q->max_tokens : s->max_model_len - n;
-    if (cap > 0 && max_tokens > cap) max_tokens = cap;
-    if (max_tokens < 1 || n + max_tokens > s->max_model_len)
-        return api_fail(e, 400, "invalid_request_error", q->max_tokens ? "max_tokens" : param, "context_length_exceeded",
-                        "This model's maximum context length is %d tokens. However, you requested %d tokens "
-                        "(%d in the prompt, %d for the completion).", s->max_model_len, n + max_tokens, n, max_tokens);
-    memcpy(j->stop_ids, s->stop_ids, sizeof j->stop_ids);
-    j->n_stop_ids = j->a.n_stop_ids = s->n_stop_ids;
-    j->a.stop_ids = j->stop_ids;
-    request *r = &j->r;
-    r->prompt = j->prompt;
-    r->n_prompt = n;
-    r->max_tokens = max_tokens;
-    r->samp = (sampler){ .temperature = q->temperature, .top_p = q->top_p };
-    sampler_seed(&r->samp, q->has_seed ? q->seed : trace_now_ns() ^ (uint64_t)r->id);
-    r->top_logprobs = q->logprobs ? q->top_logprobs : 0;
-    r->stop_ids = j->stop_ids;
-    r->n_stop = q->ignore_eos ? 0 : j->n_stop_ids;
-    r->forced = s->forced;
-    r->n_forced = s->n_forced;
-    return 0;
-}
-
 /* stream: false -- once the job is done, the whole completion (until then
  * the connection is suspended, and this waits for nothing). */
 static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, conn *k) {
@@ -359,15 +307,15 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     api_request q;
     api_error e;
     if (a.status) return refuse(s, c, admission_error(&a, &e), id, a.retry_after_s);
-    if (api_parse(&q, k->body ? k->body : "", k->len, k->route == R_CHAT, s->name, &e)) {
+    if (api_parse(&q, k->body ? k->body : "", k->len, k->route == R_CHAT, s->sv.name, &e)) {
         api_request_free(&q);
         return respond_error(s, c, &e, id);
     }
-    job *j = job_new(&q, &s->text, s->name, id, c);
+    job *j = job_new(&q, &s->sv.text, s->sv.name, id, c);
     j->r.t_arrive = t_arrive;
-    if (prepare(s, j, &a, &e)) { job_release(j); return respond_error(s, c, &e, id); }
+    if (served_prepare(&s->sv, j, &a, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
-    int rc = job_submit(j, &s->e, err, sizeof err);
+    int rc = job_submit(j, &s->sv.e, err, sizeof err);
     if (rc) {
         int invalid = rc == SUBMIT_INVALID;
         api_fail(&e, invalid ? 400 : 503, invalid ? "invalid_request_error" : "server_error", NULL,
@@ -384,11 +332,11 @@ static char *models_json(server *s) {
     cJSON *j = cJSON_CreateObject(), *m = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "object", "list");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(j, "data"), m);
-    cJSON_AddStringToObject(m, "id", s->name);
+    cJSON_AddStringToObject(m, "id", s->sv.name);
     cJSON_AddStringToObject(m, "object", "model");
     cJSON_AddNumberToObject(m, "created", s->created);
     cJSON_AddStringToObject(m, "owned_by", "hipath");
-    cJSON_AddNumberToObject(m, "max_model_len", s->max_model_len);
+    cJSON_AddNumberToObject(m, "max_model_len", s->sv.max_model_len);
     char *out = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return out;
@@ -404,7 +352,7 @@ static char *metrics_text(server *s) {
         unsigned long long n = atomic_load(&s->responses[i]);
         if (n) fprintf(f, "hipath_http_responses_total{code=\"%d\"} %llu\n", i, n);
     }
-    engine_print_metrics(&s->e, f);
+    metrics_print(&s->sv.e, f);
     fclose(f);
     return buf;
 }
@@ -525,77 +473,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     *con_cls = NULL;
 }
 
-/* Teacher forcing: the reply's ids (no template: the model's own words),
- * then the end of the turn, emitted whatever the model samples. */
-static int force_reply(server *s, const char *reply, char *err, int errlen) {
-    int cap = (int)strlen(reply) + 2, *ids;
-    for (;;) {   /* normalization may make the text longer than its bytes: then again, at the count */
-        if (!(ids = realloc(s->forced, cap * sizeof *ids))) return snprintf(err, errlen, "out of memory"), -1;
-        s->forced = ids;
-        if ((s->n_forced = s->text.encode(s->text.ctx, reply, 0, s->forced, cap - 1, err, errlen, NO_REQ)) < 0) return -1;
-        if (s->n_forced <= cap - 1) break;
-        cap = s->n_forced + 1;
-    }
-    if (!s->n_stop_ids) return snprintf(err, errlen, "--reply: the tokenizer has no end-of-turn token to end it"), -1;
-    s->forced[s->n_forced++] = s->stop_ids[0];
-    return 0;
-}
-
-/* The KV pool and the context length. --kv-cache-mb sets the pool, and the
- * context is the model's, capped by the pool. Otherwise, on a device whose
- * memory is known (a profile's; a GPU's), the pool takes what 90% of it
- * leaves after the weights and the workspace, as vLLM's
- * --gpu-memory-utilization 0.9 does; the context is the longest whose
- * prompt's activations and KV fit together (capped by the model's); a
- * simulated device with data computes on this host, so its pool is capped
- * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
- * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
- * every token (a KV head is kept whole: past N = KV heads they repeat, as
- * vLLM does), and the whole workspace. */
-#define KV_MEMORY_SHARE 0.9
-static int size_kv(server *s, const server_opts *o, int max_batch, int *kv_tokens, char *err, int errlen) {
-    const model_config *c = &s->m.cfg;
-    const rt_device *d = rt_device_now();
-    int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
-    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim), per_token_gpu = per_token / kv_split;
-    double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
-    if (mb <= 0 && !(budget > 0)) mb = 64;
-    if (mb > 0) {
-        *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
-        s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
-        if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
-        /* the batch can be no larger than the requests this holds: say it */
-        fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f B a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
-                per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
-        return 0;
-    }
-    double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
-    double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
-    double room = budget - weights - ws_fixed - ws_token * max_batch;
-    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + ws_token)));
-    double workspace = ws_fixed + ws_token * (double)(len + max_batch), kv = budget - weights - workspace;
-    const char *cap = "";
-    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
-        kv = 268435456.0 / kv_split;
-        cap = ", capped at 256 MiB of host memory (sim computes on this host)";
-    }
-    if (len < 2 || kv < KV_BLOCK_SIZE * per_token_gpu)
-        return snprintf(err, errlen, "%s: the weights (%.2f GB%s) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
-                        d->name, weights / 1e9, n > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
-    *kv_tokens = (int)fmin(kv / per_token_gpu, INT_MAX / 2);
-    s->max_model_len = (int)len;
-    if (n > 1)
-        fprintf(stderr, "hipath: KV cache %d tokens over %d GPUs: on each, %.3g GB: %.0f%% of %s's %.4g GB, less its weights %.3g GB "
-                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n,
-                kv / 1e9, 100 * KV_MEMORY_SHARE, d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap,
-                s->max_model_len);
-    else
-        fprintf(stderr, "hipath: KV cache %.3g GB = %d tokens: %.0f%% of %s's %.4g GB, less weights %.3g GB and workspace %.3g GB%s; "
-                        "context %d tokens (set with --kv-cache-mb, --max-model-len)\n", kv / 1e9, *kv_tokens, 100 * KV_MEMORY_SHARE,
-                d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap, s->max_model_len);
-    return 0;
-}
-
 /* Every second (or keepalive_s, if shorter): streams suspended for
  * keepalive_s get a comment line (a proxy in front would otherwise time
  * the wait out), and the streams whose connection let go leave the list. */
@@ -649,39 +526,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->clocks_mu, NULL);
     pthread_cond_init(&s->tick, NULL);
-    if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
-                          : model_load(&s->m, o->model_dir, err, errlen)) { free(s); return NULL; }
-    const model_config *c = &s->m.cfg;
-    if (forward_split_check(c, rt_device_now()->gpus, err, errlen)) goto fail_model;
-    const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
-    if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
-    if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;
-    s->n_stop_ids = scheduler_stop_ids(&s->m, &s->text, s->stop_ids, sizeof s->stop_ids / sizeof *s->stop_ids);
-    if (o->reply && force_reply(s, o->reply, err, errlen)) goto fail_tok;
-
-    const char *base = o->served_name;
-    if (!base) {   /* the folder's name, without a trailing slash (a config's: its file's, less .config.json) */
-        size_t n = strlen(o->model_dir);
-        while (n > 1 && o->model_dir[n - 1] == '/') n--;
-        size_t b = n;
-        while (b > 0 && o->model_dir[b - 1] != '/') b--;
-        snprintf(s->name, sizeof s->name, "%.*s", (int)(n - b), o->model_dir + b);
-        char *ext = strstr(s->name, ".config.json");
-        if (ext || (ext = strstr(s->name, ".json"))) *ext = 0;
-    } else {
-        snprintf(s->name, sizeof s->name, "%s", base);
-    }
-    int max_batch = o->max_batch > 0 ? o->max_batch : 32, kv_tokens;
-    if (size_kv(s, o, max_batch, &kv_tokens, err, errlen)) goto fail_tok;
-    if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {
-        snprintf(err, errlen, "--max-model-len %d: must be 2 to the model's context length %d", s->max_model_len, c->max_seq_len);
-        goto fail_tok;
-    }
-    if (s->max_model_len > kv_tokens)
-        fprintf(stderr, "hipath: warning: the KV cache holds %d tokens, fewer than --max-model-len %d; "
-                        "longer requests get 503\n", kv_tokens, s->max_model_len);
-    if (engine_init(&s->e, &s->m, s->max_model_len + max_batch, max_batch, kv_tokens, err, errlen)) goto fail_tok;
-    if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); goto fail_engine; }
+    if (served_open(&s->sv, o, err, errlen)) { free(s); return NULL; }
 
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
     const char *host = o->host && strcmp(o->host, "localhost") ? o->host : "127.0.0.1";
@@ -691,7 +536,6 @@ server *server_start(const server_opts *o, char *err, int errlen) {
     s->api_key = o->api_key ? strdup(o->api_key) : NULL;
     s->gate = o->gate;
     s->other = o->other;
-    s->split_special_tokens = o->split_special_tokens;
     s->keepalive_s = o->keepalive_s > 0 ? o->keepalive_s : KEEPALIVE_S;
     unsigned conns = connection_room(o->max_connections > 0 ? o->max_connections : 4096);
     unsigned per_ip = o->max_connections_per_ip > 0 ? o->max_connections_per_ip : 128;
@@ -715,27 +559,21 @@ server *server_start(const server_opts *o, char *err, int errlen) {
 
 fail_thread:
     free(s->api_key);
-    engine_stop(&s->e);
-fail_engine:
-    engine_free(&s->e);
-fail_tok:
-    free(s->forced);
-    s->text.close(s->text.ctx);
-fail_model:
-    model_free(&s->m);
+    engine_stop(&s->sv.e);
+    served_close(&s->sv);
     free(s);
     return NULL;
 }
 
 int server_port(const server *s) { return s->port; }
-const char *server_model_name(const server *s) { return s->name; }
+const char *server_model_name(const server *s) { return s->sv.name; }
 
 void server_stop(server *s) {
     /* New requests get 503 from here (not MHD_quiesce_daemon: with a pool
      * of epoll threads it can race a thread that is using the listening
      * socket and abort the process, as it did in a test). */
     atomic_store(&s->closing, 1);
-    engine_stop(&s->e);          /* every job ends and resumes its connection, so every response can finish... */
+    engine_stop(&s->sv.e);       /* every job ends and resumes its connection, so every response can finish... */
     for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
         struct timespec t = { 0, 10000000 };
         nanosleep(&t, NULL);
@@ -756,10 +594,7 @@ void server_stop(server *s) {
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->clocks_mu);
     pthread_cond_destroy(&s->tick);
-    engine_free(&s->e);
-    s->text.close(s->text.ctx);
-    model_free(&s->m);
-    free(s->forced);
+    served_close(&s->sv);
     free(s->api_key);
     free(s);
 }
