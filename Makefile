@@ -26,10 +26,11 @@ QUANT_avx512vnni := -march=x86-64-v4 -mavx512vnni
 QUANT_amx        := -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-bf16
 QUANT_OBJ := $(QUANT_ISA:%=$(BUILD)/obj/kernels/cpu/quant_dot.%.o)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(QUANT_OBJ) $(if $(wildcard $(PROTO)),$(PROTO_C:.c=.o))
-# The CLI, the labs (labs/: the calculator, lab N's experiment) and the web
-# front end's server side (web/server/) sit above every layer; only
-# build/hipath and the tests that need them link them.
-CLI_SRC := $(wildcard cli/*.c labs/*.c web/server/*.c)
+# The CLI, the labs (labs/: the calculator, lab N's experiment), the stack
+# they both assemble (stack/) and the web front end's server side
+# (web/server/) sit above every layer; only build/hipath and the tests that
+# need them link them.
+CLI_SRC := $(wildcard cli/*.c labs/*.c stack/*.c web/server/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)

@@ -91,21 +91,21 @@ int cmd_amdahl(int argc, char **argv) {
     while ((o = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
         switch (o) {
         case 'f':
-            if (nf == MAX_VALUES) return cli_fail("amdahl: at most %d fractions", MAX_VALUES);
-            if (parse_fraction(optarg, &f[nf++])) return cli_fail("--fraction must be a share like 0.2, 20%% or 1/201, got '%s'", optarg);
+            if (nf == MAX_VALUES) return stack_fail("amdahl: at most %d fractions", MAX_VALUES);
+            if (parse_fraction(optarg, &f[nf++])) return stack_fail("--fraction must be a share like 0.2, 20%% or 1/201, got '%s'", optarg);
             break;
         case 's':
-            if (ns == MAX_VALUES) return cli_fail("amdahl: at most %d speed-ups", MAX_VALUES);
-            if (parse_float(optarg, 0, INFINITY, &s[ns++])) return cli_fail("--speedup must be a number above 0 (or inf), got '%s'", optarg);
+            if (ns == MAX_VALUES) return stack_fail("amdahl: at most %d speed-ups", MAX_VALUES);
+            if (parse_float(optarg, 0, INFINITY, &s[ns++])) return stack_fail("--speedup must be a number above 0 (or inf), got '%s'", optarg);
             break;
-        case 't': if (parse_float(optarg, 0, HUGE_VAL, &time) || !(time > 0) || isinf(time)) return cli_fail("--time must be a positive number, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, HUGE_VAL, &time) || !(time > 0) || isinf(time)) return stack_fail("--time must be a positive number, got '%s'", optarg); break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("amdahl: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("amdahl: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind < argc) return cli_fail("amdahl: unexpected argument '%s' (see --help)", argv[optind]);
-    if (!nf || !ns) return cli_fail("amdahl: --fraction and --speedup are required");
+    if (optind < argc) return stack_fail("amdahl: unexpected argument '%s' (see --help)", argv[optind]);
+    if (!nf || !ns) return stack_fail("amdahl: --fraction and --speedup are required");
 
     amdahl_result r[MAX_VALUES * MAX_VALUES];
     char err[256];
@@ -113,7 +113,7 @@ int cmd_amdahl(int argc, char **argv) {
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < nf; i++)
         for (int k = 0; k < ns; k++, n++) {
-            if (amdahl(f[i], s[k], &r[n], err, sizeof err)) return cli_fail("amdahl: %s", err);
+            if (amdahl(f[i], s[k], &r[n], err, sizeof err)) return stack_fail("amdahl: %s", err);
             lo = fmin(lo, r[n].overall);
             hi = fmax(hi, r[n].overall);
         }

@@ -280,36 +280,36 @@ int cmd_bounds(int argc, char **argv) {
         case 'd': device = optarg; break;
         case 't': in.dtype = optarg; break;
         case 'k': in.kv_dtype = optarg; break;
-        case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return cli_fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
-        case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
-        case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return cli_fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 1 << 24, &v)) return stack_fail("--batch must be a whole number from 1, got '%s'", optarg); in.batch = (int)v; break;
+        case 'p': if (parse_int(optarg, 1, 1 << 30, &v)) return stack_fail("--prompt-len must be a whole number from 1, got '%s'", optarg); in.prompt_len = (int)v; break;
+        case 'L': if (parse_int(optarg, 1, 1 << 30, &v)) return stack_fail("--context must be a whole number from 1, got '%s'", optarg); in.context = (int)v; break;
         case 'C': opt.compute_dtype = optarg; break;
-        case 'G': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--group-size must be a whole number from 1, got '%s'", optarg); opt.group_size = (int)v; break;
+        case 'G': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--group-size must be a whole number from 1, got '%s'", optarg); opt.group_size = (int)v; break;
         case 'M':
-            if (strcmp(optarg, "binary") && strcmp(optarg, "decimal")) return cli_fail("--device-gb must be binary or decimal, got '%s'", optarg);
+            if (strcmp(optarg, "binary") && strcmp(optarg, "decimal")) return stack_fail("--device-gb must be binary or decimal, got '%s'", optarg);
             opt.decimal_gb = !strcmp(optarg, "decimal");
             break;
-        case 'W': if (parse_size(optarg, &opt.workspace_bytes)) return cli_fail("--workspace must be a positive size (2GiB, 1.5e9), got '%s'", optarg); break;
-        case 'T': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--tp must be a whole number from 1, got '%s'", optarg); opt.tp = (int)v; break;
-        case 'P': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--pp must be a whole number from 1, got '%s'", optarg); opt.pp = (int)v; break;
+        case 'W': if (parse_size(optarg, &opt.workspace_bytes)) return stack_fail("--workspace must be a positive size (2GiB, 1.5e9), got '%s'", optarg); break;
+        case 'T': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--tp must be a whole number from 1, got '%s'", optarg); opt.tp = (int)v; break;
+        case 'P': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--pp must be a whole number from 1, got '%s'", optarg); opt.pp = (int)v; break;
         case 'j': json = 1; break;
         case 'B': breakdown = 1; break;
         case 'h': gpu_profile_list(known, sizeof known); printf(USAGE, known); return 0;
-        default: return cli_fail("bounds: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("bounds: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind < argc) return cli_fail("bounds: unexpected argument '%s' (see --help)", argv[optind]);
-    if (!config) return cli_fail("bounds: --config is required");
-    if (!device) return cli_fail("bounds: --device is required");
+    if (optind < argc) return stack_fail("bounds: unexpected argument '%s' (see --help)", argv[optind]);
+    if (!config) return stack_fail("bounds: --config is required");
+    if (!device) return stack_fail("bounds: --device is required");
     if (in.context < 0) in.context = in.prompt_len;
 
     char err[512];
     model_config c;
     gpu_profile g;
     bounds_result r;
-    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
-    if (gpu_profile_load(&g, device, err, sizeof err)) return cli_fail("%s", err);
-    if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return cli_fail("bounds: %s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
+    if (gpu_profile_load(&g, device, err, sizeof err)) return stack_fail("%s", err);
+    if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return stack_fail("bounds: %s", err);
     if (json) print_json(&c, &g, &in, &opt, &r, breakdown);
     else print_text(&c, &g, &in, &opt, &r, breakdown);
     return 0;

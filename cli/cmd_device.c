@@ -16,14 +16,14 @@ int cmd_device(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) spec = argv[++i];
         else if (!strcmp(argv[i], "--help")) { puts("usage: hipath device [--device auto|cpu|hip:N|sim:PROFILE]"); return 0; }
-        else return cli_fail("device: unknown option '%s' (see --help)", argv[i]);
+        else return stack_fail("device: unknown option '%s' (see --help)", argv[i]);
     }
     char err[512];
-    if (backend_open(spec, err, sizeof err)) return cli_fail("%s", err);
+    if (backend_open(spec, err, sizeof err)) return stack_fail("%s", err);
     const rt_device *d = rt_device_now();
     size_t n = (size_t)256 << 20;       /* large enough that the copy, not its latency, dominates */
     char *a = rt_alloc(n, RT_WORKSPACE, "d2d probe"), *b = rt_alloc(n, RT_WORKSPACE, "d2d probe");
-    if (!a || !b) { rt_free(a); rt_free(b); backend_close(); return cli_fail("device %s: cannot allocate 2 x %zu bytes", d->name, n); }
+    if (!a || !b) { rt_free(a); rt_free(b); backend_close(); return stack_fail("device %s: cannot allocate 2 x %zu bytes", d->name, n); }
     rt_copy(b, a, n, COPY_D2D, -1);       /* warm-up */
     enum { REPS = 5 };
     uint64_t t0 = trace_now_ns();

@@ -130,12 +130,12 @@ int cmd_generate(int argc, char **argv) {
         case 'm': model_path = optarg; break;
         case 'p': prompt = optarg; break;
         case 'i': prompt_ids = optarg; break;
-        case 'n': if (parse_int(optarg, 1, 1 << 30, &max_tokens)) return cli_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
-        case 't': if (parse_float(optarg, 0, 100, &temperature)) return cli_fail("--temperature must be a number >= 0, got '%s'", optarg); break;
-        case 'P': if (parse_float(optarg, 1e-6, 1, &top_p)) return cli_fail("--top-p must be in (0, 1], got '%s'", optarg); break;
-        case 'k': if (parse_int(optarg, 0, 1 << 30, &top_k)) return cli_fail("--top-k must be an integer >= 0, got '%s'", optarg); break;
-        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return cli_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
-        case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return cli_fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
+        case 'n': if (parse_int(optarg, 1, 1 << 30, &max_tokens)) return stack_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, 100, &temperature)) return stack_fail("--temperature must be a number >= 0, got '%s'", optarg); break;
+        case 'P': if (parse_float(optarg, 1e-6, 1, &top_p)) return stack_fail("--top-p must be in (0, 1], got '%s'", optarg); break;
+        case 'k': if (parse_int(optarg, 0, 1 << 30, &top_k)) return stack_fail("--top-k must be an integer >= 0, got '%s'", optarg); break;
+        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return stack_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
+        case 'l': if (parse_int(optarg, 0, MAX_TOP_LOGPROBS, &top_logprobs)) return stack_fail("--top-logprobs must be 0 to %d, got '%s'", MAX_TOP_LOGPROBS, optarg); break;
         case 'd': device = optarg; break;
         case 'D': db = optarg; break;
         case 'F': pftrace = optarg; break;
@@ -143,33 +143,39 @@ int cmd_generate(int argc, char **argv) {
         case 'J': rt_jit(1); break;
         case 'E': ignore_eos = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("generate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (!model_path) return cli_fail("generate: --model is required");
-    if (!prompt == !prompt_ids) return cli_fail("generate: give exactly one of --prompt or --prompt-ids");
+    if (!model_path) return stack_fail("generate: --model is required");
+    if (!prompt == !prompt_ids) return stack_fail("generate: give exactly one of --prompt or --prompt-ids");
 
-    char err[512];
-    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
-    if ((db || pftrace) && cli_trace_open(argc, argv, db, &pftrace, model_path)) { backend_close(); return 1; }
+    char err[512], cmd[1024];
+    stack k = { .run = -1 };
+    stack_command(argc, argv, cmd, sizeof cmd);
+    if (stack_device(&k, device, err, sizeof err) ||
+        ((db || pftrace) && stack_trace(&k, db, &pftrace, cmd, model_path, err, sizeof err))) {
+        stack_fail("%s", err);
+        stack_close(&k, err, sizeof err);
+        return 1;
+    }
     model m;
-    if (model_load(&m, model_path, err, sizeof err)) { backend_close(); trace_close(err, sizeof err); return cli_fail("%s", err); }
+    if (model_load(&m, model_path, err, sizeof err)) { stack_fail("%s", err); stack_close(&k, err, sizeof err); return 1; }
     gen_out g = { .json = json, .ids = cJSON_CreateArray(), .logprobs = cJSON_CreateArray() };
     int *ids = NULL, n_ids = 0, rc = 1;
-    if (m.tokenizer_path && tokenizer_open_text(m.tokenizer_path, m.cfg.vocab_size, &g.tc, err, sizeof err)) { cli_fail("%s", err); goto out; }
-    if (g.tc.ctx && !(g.dec = g.tc.decoder(g.tc.ctx))) { cli_fail("out of memory"); goto out; }
-    if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { cli_fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
-    if (prompt && !g.dec) { cli_fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
-    if (prompt && encode_prompt(&g.tc, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { cli_fail("%s", err); goto out; }
-    if (n_ids < 1) { cli_fail("the prompt is empty"); goto out; }
+    if (m.tokenizer_path && tokenizer_open_text(m.tokenizer_path, m.cfg.vocab_size, &g.tc, err, sizeof err)) { stack_fail("%s", err); goto out; }
+    if (g.tc.ctx && !(g.dec = g.tc.decoder(g.tc.ctx))) { stack_fail("out of memory"); goto out; }
+    if (prompt_ids && parse_ids(prompt_ids, &ids, &n_ids)) { stack_fail("--prompt-ids must be comma-separated ids, got '%s'", prompt_ids); goto out; }
+    if (prompt && !g.dec) { stack_fail("%s: no tokenizer.json; use --prompt-ids", model_path); goto out; }
+    if (prompt && encode_prompt(&g.tc, prompt, REQ_ID, &ids, &n_ids, err, sizeof err)) { stack_fail("%s", err); goto out; }
+    if (n_ids < 1) { stack_fail("the prompt is empty"); goto out; }
     if (n_ids + max_tokens > m.cfg.max_seq_len) {
-        cli_fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
+        stack_fail("prompt (%d tokens) + --max-tokens %ld exceeds the context length %d", n_ids, max_tokens, m.cfg.max_seq_len); goto out;
     }
 
     int stop_ids[16], n_stop = engine_stop_ids(&m, g.dec ? &g.tc : NULL, stop_ids, 16);
 
     engine e;
-    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { cli_fail("%s", err); goto out; }
+    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { stack_fail("%s", err); goto out; }
     request r = { .id = REQ_ID, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
                   .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
                   .top_logprobs = (int)top_logprobs, .n_stop = ignore_eos ? 0 : n_stop, .stop_ids = stop_ids,
@@ -178,7 +184,7 @@ int cmd_generate(int argc, char **argv) {
     /* host_s: the generation on this host's clock, whatever the device's
      * timeline says (bench/trace_overhead.sh compares it traced and not) */
     double t0 = trace_host_seconds();
-    if (engine_generate(&e, &r, err, sizeof err)) { cli_fail("%s", err); engine_free(&e); goto out; }
+    if (engine_generate(&e, &r, err, sizeof err)) { stack_fail("%s", err); engine_free(&e); goto out; }
     double host_s = trace_host_seconds() - t0;
     engine_free(&e);
     size_t n_tail = 0;
@@ -216,7 +222,6 @@ out:
     if (g.dec) g.tc.decoder_free(g.dec);
     if (g.tc.ctx) g.tc.close(g.tc.ctx);
     model_free(&m);
-    backend_close();
-    if (trace_close(err, sizeof err)) return cli_fail("%s", err);
+    if (stack_close(&k, err, sizeof err)) return stack_fail("%s", err);
     return rc;
 }

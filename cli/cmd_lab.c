@@ -27,10 +27,10 @@ int cmd_lab(int argc, char **argv) {
         case 'o': out = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("lab: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("lab: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
     long n;
-    if (optind != argc - 1 || parse_int(argv[optind], 1, LAB_COUNT, &n)) return cli_fail("lab: give the lab's number, 1 to %d (hipath lab --help)", LAB_COUNT);
+    if (optind != argc - 1 || parse_int(argv[optind], 1, LAB_COUNT, &n)) return stack_fail("lab: give the lab's number, 1 to %d (hipath lab --help)", LAB_COUNT);
     return lab_run((int)n, device, model, out, json);
 }

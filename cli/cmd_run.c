@@ -99,7 +99,7 @@ static void print_summary(const chat_result *r, const char *db, const char *pftr
 static void serve_on(server *s, const chat_result *r, const char *db, const char *pftrace, int64_t run, const char *reply,
                      const sigset_t *stop) {
     char err[256];
-    if (trace_flush(err, sizeof err)) cli_fail("%s", err);
+    if (trace_flush(err, sizeof err)) stack_fail("%s", err);
     print_summary(r, db, pftrace, run, reply);
     fprintf(stderr, "\nhipath: follow it at http://127.0.0.1:%d/trace/%lld (the web page; Ctrl-C stops)\n", server_port(s),
             (long long)r->id);
@@ -117,15 +117,15 @@ static int check_fits(const char *config, const char *dtype, int context) {
     bounds_result b;
     char err[512];
     const rt_device *d = rt_device_now();
-    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
     /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
     bounds_options opt = { .compute_dtype = "fp32", .tp = d->gpus };
-    if (bounds_compute_with(&c, &d->prof, &in, &opt, &b, err, sizeof err)) return cli_fail("%s", err);
+    if (bounds_compute_with(&c, &d->prof, &in, &opt, &b, err, sizeof err)) return stack_fail("%s", err);
     const bounds_capacity *cap = d->gpus > 1 ? &b.parallel.per_gpu : &b.capacity;
     if (!cap->fits)
-        return cli_fail("%s (%s) does not fit %s%s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
+        return stack_fail("%s (%s) does not fit %s%s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
                         config, dtype, d->gpus > 1 ? "each GPU of " : "", d->prof.name, cap->weights_bytes / 1e9, cap->kv_bytes / 1e9,
                         context, cap->workspace_bytes / 1e9, cap->total_bytes / 1e9, cap->device_bytes / 1e9);
     if (d->gpus > 1) {
@@ -139,7 +139,7 @@ static int check_fits(const char *config, const char *dtype, int context) {
 }
 
 static int bad_seconds(const char *which, const char *arg) {
-    return cli_fail("--%s-timeout must be a number of seconds > 0, got '%s'", which, arg);
+    return stack_fail("--%s-timeout must be a number of seconds > 0, got '%s'", which, arg);
 }
 
 int cmd_run(int argc, char **argv) {
@@ -167,9 +167,9 @@ int cmd_run(int argc, char **argv) {
         case 'm': model_dir = optarg; break;
         case 'u': url = optarg; break;
         case 'a': api_key = optarg; break;
-        case 'n': if (parse_int(optarg, 1, 1 << 24, &max_tokens)) return cli_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
-        case 't': if (parse_float(optarg, 0, 2, &temperature)) return cli_fail("--temperature must be 0 to 2, got '%s'", optarg); break;
-        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return cli_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
+        case 'n': if (parse_int(optarg, 1, 1 << 24, &max_tokens)) return stack_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
+        case 't': if (parse_float(optarg, 0, 2, &temperature)) return stack_fail("--temperature must be 0 to 2, got '%s'", optarg); break;
+        case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return stack_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
         case 'd': db = optarg; break;
         case 'p': pftrace = optarg; break;
         case 'D': device = optarg; break;
@@ -184,19 +184,19 @@ int cmd_run(int argc, char **argv) {
         case 'c': if (parse_float(optarg, 1e-3, 1e6, &timeout.connect_s)) return bad_seconds("connect", optarg); break;
         case 'f': if (parse_float(optarg, 1e-3, 1e6, &timeout.first_byte_s)) return bad_seconds("first-byte", optarg); break;
         case 'i': if (parse_float(optarg, 1e-3, 1e6, &timeout.idle_s)) return bad_seconds("idle", optarg); break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
-        case 'g': if (parse_int(optarg, 1, 64, &tp)) return cli_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return stack_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'g': if (parse_int(optarg, 1, 64, &tp)) return stack_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) return cli_fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
+    if (optind != argc - 1) return stack_fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
     char err[512], base[256], model[256], adev[200];
-    if (analytic && (url || !config)) return cli_fail("run --analytic: needs --config CONFIG.json and no --url");
-    if (config && !analytic) return cli_fail("run: --config is for --analytic (a real run takes --model DIR)");
-    if (url && (tokenizer || reply || web_too || tp > 1)) return cli_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
+    if (analytic && (url || !config)) return stack_fail("run --analytic: needs --config CONFIG.json and no --url");
+    if (config && !analytic) return stack_fail("run: --config is for --analytic (a real run takes --model DIR)");
+    if (url && (tokenizer || reply || web_too || tp > 1)) return stack_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
     if (analytic) {
-        cli_analytic_device(device, adev, sizeof adev);
+        stack_analytic_device(device, adev, sizeof adev);
         device = adev;
         model_dir = config;
     }
@@ -206,27 +206,32 @@ int cmd_run(int argc, char **argv) {
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     if (web_too) pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    if (!url && backend_open(device, err, sizeof err)) return cli_fail("%s", err);
-    if (analytic && check_fits(config, dtype, (int)max_tokens + 64)) return 1;
-    if (cli_trace_open(argc, argv, db, &pftrace, url ? url : model_dir)) return 1;
-    int64_t run = trace_run_id();
-
-    server *s = NULL;
-    web *w = NULL;
+    stack k = { .run = -1 };
+    char cmd[1024];
+    if (!url && stack_device(&k, device, err, sizeof err)) return stack_fail("%s", err);
+    stack_command(argc, argv, cmd, sizeof cmd);
+    if ((analytic && check_fits(config, dtype, (int)max_tokens + 64)) ||
+        (stack_trace(&k, db, &pftrace, cmd, url ? url : model_dir, err, sizeof err) && stack_fail("%s", err))) {
+        stack_close(&k, err, sizeof err);
+        return 1;
+    }
     web_opts wo = { .cap_mb = 0 };
-    int rc = 1;
     if (!url) {
         server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
                           .open_text = tokenizer_open_text, .tokenizer_path = tokenizer, .reply = reply,
                           .analytic_dtype = analytic ? dtype : NULL };
-        if (web_too && !(w = cli_web_open(&wo, db, &o))) goto out;
-        if (!(s = server_start(&o, err, sizeof err))) { cli_fail("%s", err); goto out; }
-        snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(s));
-        snprintf(model, sizeof model, "%s", server_model_name(s));
+        if (stack_serve(&k, &o, web_too ? &wo : NULL, db, err, sizeof err)) {
+            stack_fail("%s", err);
+            stack_close(&k, err, sizeof err);
+            return 1;
+        }
+        snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(k.srv));
+        snprintf(model, sizeof model, "%s", server_model_name(k.srv));
         url = base;
     } else if (client_first_model(url, api_key, &timeout, model, sizeof model, err, sizeof err)) {
-        cli_fail("%s", err);
-        goto out;
+        stack_fail("%s", err);
+        stack_close(&k, err, sizeof err);
+        return 1;
     }
     chat_request q = { .url = url, .model = model, .content = argv[optind], .max_tokens = (int)max_tokens,
                        .temperature = temperature, .seed = seed, .api_key = api_key, .ignore_eos = ignore_eos,
@@ -235,20 +240,12 @@ int cmd_run(int argc, char **argv) {
     int ok = client_chat(&q, &r) == 0;
     fputc('\n', stdout);
     fflush(stdout);
-    if (!ok) cli_fail("%s", r.error);
-    if (w && ok) serve_on(s, &r, db, pftrace, run, reply, &stop);
-    if (s) server_stop(s);
-    web_close(w);
-    backend_close();
-    int traced = trace_close(err, sizeof err) == 0;   /* a trace not written fails the run, the reply printed or not */
-    if (!traced) cli_fail("%s", err);
+    if (!ok) stack_fail("%s", r.error);
+    int64_t run = k.run;
+    if (k.web && ok) serve_on(k.srv, &r, db, pftrace, run, reply, &stop);
+    int traced = stack_close(&k, err, sizeof err) == 0;   /* a trace not written fails the run, the reply printed or not */
+    if (!traced) stack_fail("%s", err);
     else if (ok && !web_too) print_summary(&r, db, pftrace, run, reply);
     chat_result_free(&r);
     return ok && traced ? 0 : 1;
-out:
-    if (s) server_stop(s);
-    web_close(w);
-    backend_close();
-    trace_close(err, sizeof err);
-    return rc;
 }

@@ -95,29 +95,29 @@ int cmd_serve(int argc, char **argv) {
         case 'm': o.model_dir = optarg; break;
         case 'H': o.host = optarg; host_given = 1; break;
         case 'w': wo.workshop = 1; break;
-        case 1000: if (parse_int(optarg, 0, 100000, &v)) return cli_fail("--workshop-rate must be 0 to 100000 a minute, got '%s'", optarg); wo.workshop_rate = (int)v; break;
-        case 1001: if (parse_int(optarg, 0, 1 << 24, &v)) return cli_fail("--workshop-max-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_tokens = (int)v; break;
-        case 1002: if (parse_int(optarg, 1, 100000, &v)) return cli_fail("--workshop-students must be 1 to 100000, got '%s'", optarg); wo.workshop_students = (int)v; break;
-        case 1004: if (parse_int(optarg, 0, 1 << 24, &v)) return cli_fail("--workshop-max-prompt-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_prompt_tokens = (int)v; break;
-        case 1005: if (parse_int(optarg, 0, 100000, &v)) return cli_fail("--workshop-seats-per-address must be 0 to 100000, got '%s'", optarg); wo.workshop_seats = (int)v; break;
-        case 1006: if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--read-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.read_timeout_s = (int)v; break;
+        case 1000: if (parse_int(optarg, 0, 100000, &v)) return stack_fail("--workshop-rate must be 0 to 100000 a minute, got '%s'", optarg); wo.workshop_rate = (int)v; break;
+        case 1001: if (parse_int(optarg, 0, 1 << 24, &v)) return stack_fail("--workshop-max-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_tokens = (int)v; break;
+        case 1002: if (parse_int(optarg, 1, 100000, &v)) return stack_fail("--workshop-students must be 1 to 100000, got '%s'", optarg); wo.workshop_students = (int)v; break;
+        case 1004: if (parse_int(optarg, 0, 1 << 24, &v)) return stack_fail("--workshop-max-prompt-tokens must be a number >= 0, got '%s'", optarg); wo.workshop_max_prompt_tokens = (int)v; break;
+        case 1005: if (parse_int(optarg, 0, 100000, &v)) return stack_fail("--workshop-seats-per-address must be 0 to 100000, got '%s'", optarg); wo.workshop_seats = (int)v; break;
+        case 1006: if (parse_int(optarg, 1, 3600, &v)) return stack_fail("--read-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.read_timeout_s = (int)v; break;
         case 1003:
             if (strlen(optarg) != WORKSHOP_CODE_LEN || strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != WORKSHOP_CODE_LEN)
-                return cli_fail("--workshop-code must be %d capital letters or digits, got '%s'", WORKSHOP_CODE_LEN, optarg);
+                return stack_fail("--workshop-code must be %d capital letters or digits, got '%s'", WORKSHOP_CODE_LEN, optarg);
             wo.workshop_code = optarg;
             break;
-        case 'p': if (parse_int(optarg, 0, 65535, &v)) return cli_fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
+        case 'p': if (parse_int(optarg, 0, 65535, &v)) return stack_fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
         case 'n': o.served_name = optarg; break;
-        case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return cli_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
-        case 'b': if (parse_int(optarg, 1, 4096, &v)) return cli_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return cli_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
+        case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return stack_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 4096, &v)) return stack_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
+        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return stack_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
         case 'S': o.split_special_tokens = 1; break;
-        case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
-        case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return cli_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
-        case 'O': if (parse_int(optarg, 1, 3600, &v)) return cli_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
-        case 'K': if (parse_float(optarg, 0.01, 3600, &o.keepalive_s)) return cli_fail("--sse-keepalive must be 0.01 to 3600 seconds, got '%s'", optarg); break;
-        case 'E': if (parse_int(optarg, 1, 64, &v)) return cli_fail("--http-threads must be 1 to 64, got '%s'", optarg); o.http_threads = (int)v; break;
+        case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
+        case 'I': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--max-connections-per-ip must be a positive integer, got '%s'", optarg); o.max_connections_per_ip = (int)v; break;
+        case 'O': if (parse_int(optarg, 1, 3600, &v)) return stack_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
+        case 'K': if (parse_float(optarg, 0.01, 3600, &o.keepalive_s)) return stack_fail("--sse-keepalive must be 0.01 to 3600 seconds, got '%s'", optarg); break;
+        case 'E': if (parse_int(optarg, 1, 64, &v)) return stack_fail("--http-threads must be 1 to 64, got '%s'", optarg); o.http_threads = (int)v; break;
         case 'D': device = optarg; break;
         case 'd': db = optarg; break;
         case 'P': pftrace = optarg; break;
@@ -127,31 +127,31 @@ int cmd_serve(int argc, char **argv) {
         case 'T': dtype = optarg; break;
         case 't': o.tokenizer_path = optarg; break;
         case 'r': o.reply = optarg; break;
-        case 'c': if (parse_float(optarg, 0, 1 << 30, &wo.cap_mb)) return cli_fail("--trace-cap-mb must be a number >= 0, got '%s'", optarg); break;
+        case 'c': if (parse_float(optarg, 0, 1 << 30, &wo.cap_mb)) return stack_fail("--trace-cap-mb must be a number >= 0, got '%s'", optarg); break;
         case 'N': db = NULL; break;
         case 'W': wo.root = optarg; break;
         case 'L': wo.labs_dir = optarg; break;
-        case 'g': if (parse_int(optarg, 1, 64, &tp)) return cli_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
+        case 'g': if (parse_int(optarg, 1, 64, &tp)) return stack_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (analytic != !!config) return cli_fail("serve: --analytic and --config CONFIG.json go together");
+    if (analytic != !!config) return stack_fail("serve: --analytic and --config CONFIG.json go together");
     if (analytic) {
-        if (o.model_dir) return cli_fail("serve --analytic: a config (--config), not a model (--model)");
-        cli_analytic_device(device, adev, sizeof adev);
+        if (o.model_dir) return stack_fail("serve --analytic: a config (--config), not a model (--model)");
+        stack_analytic_device(device, adev, sizeof adev);
         device = adev;
         o.model_dir = config;
         o.analytic_dtype = dtype;
     }
-    if (!o.model_dir) return cli_fail("serve: --model is required");
+    if (!o.model_dir) return stack_fail("serve: --model is required");
     if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != plain.workshop_rate || wo.workshop_max_tokens != plain.workshop_max_tokens ||
                          wo.workshop_max_prompt_tokens != plain.workshop_max_prompt_tokens || wo.workshop_students != plain.workshop_students ||
                          wo.workshop_seats != plain.workshop_seats))
-        return cli_fail("serve: the --workshop-* options go with --workshop");
+        return stack_fail("serve: the --workshop-* options go with --workshop");
     if (wo.workshop) {   /* the room reaches it over the LAN; the server's key is the teacher's */
         if (!host_given) o.host = "0.0.0.0";
-        if (!o.api_key && cli_workshop_key(teacher_key, sizeof teacher_key)) return cli_fail("--workshop: no random bytes for a key");
+        if (!o.api_key && cli_workshop_key(teacher_key, sizeof teacher_key)) return stack_fail("--workshop: no random bytes for a key");
         if (!o.api_key) o.api_key = teacher_key;
     }
 
@@ -163,32 +163,28 @@ int cmd_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    char err[512];
-    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    char err[512], cmd[1024];
+    stack k = { .run = -1 };
+    if (stack_device(&k, device, err, sizeof err)) return stack_fail("%s", err);
     /* A server is never quiet for long, and may be killed: its trace is
      * written every second, and a thread with 4 MiB of events unwritten
      * (about a second of the writer's work) waits for it. */
     trace_flush_every(1, 4u << 20);
     trace_keep_under((uint64_t)(wo.cap_mb * 1048576));
-    if ((db || pftrace) && cli_trace_open(argc, argv, db, pftrace ? &pftrace : NULL, o.model_dir)) return 1;
-    web *w = cli_web_open(&wo, db, &o);
-    server *s = w ? server_start(&o, err, sizeof err) : NULL;
-    if (!s) {
-        web_close(w);
-        trace_close(err, sizeof err);
-        return w ? cli_fail("%s", err) : 1;
+    stack_command(argc, argv, cmd, sizeof cmd);
+    if (((db || pftrace) && stack_trace(&k, db, pftrace ? &pftrace : NULL, cmd, o.model_dir, err, sizeof err)) ||
+        stack_serve(&k, &o, &wo, db, err, sizeof err)) {
+        stack_fail("%s", err);
+        stack_close(&k, err, sizeof err);
+        return 1;
     }
-    fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(s), o.host, server_port(s));
-    fprintf(stderr, "hipath: web page at http://%s:%d/\n", o.host, server_port(s));
-    if (wo.workshop) cli_workshop_print(o.host, server_port(s), web_workshop_code(w), o.api_key, &wo);
+    fprintf(stderr, "hipath: serving %s at http://%s:%d/v1 (Ctrl-C stops)\n", server_model_name(k.srv), o.host, server_port(k.srv));
+    fprintf(stderr, "hipath: web page at http://%s:%d/\n", o.host, server_port(k.srv));
+    if (wo.workshop) cli_workshop_print(o.host, server_port(k.srv), web_workshop_code(k.web), o.api_key, &wo);
     int sig;
     sigwait(&stop, &sig);
     fprintf(stderr, "hipath: stopping\n");
-    server_stop(s);
-    web_close(w);
-    int traced = trace_close(err, sizeof err) == 0;
-    backend_close();
-    if (!traced) return cli_fail("%s", err);
+    if (stack_close(&k, err, sizeof err)) return stack_fail("%s", err);
     if (db || pftrace) fprintf(stderr, "hipath: trace written%s%s\n", db ? " to " : "", db ? db : "");
     return 0;
 }

@@ -27,12 +27,12 @@ static tokenizer *open_tokenizer(int argc, char **argv, int tokenize, int *chat,
         else { path = NULL; break; }
     }
     if (!path) {
-        cli_fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], tokenize ? " [--chat] [--split-special-tokens]" : "");
+        stack_fail("usage: hipath %s --tokenizer tokenizer.json%s", argv[0], tokenize ? " [--chat] [--split-special-tokens]" : "");
         return NULL;
     }
     char err[512];
     tokenizer *t = tokenizer_load(path, err, sizeof err);
-    if (!t) cli_fail("%s: %s", argv[0], err);
+    if (!t) stack_fail("%s: %s", argv[0], err);
     return t;
 }
 
@@ -62,7 +62,7 @@ int cmd_tokenize(int argc, char **argv)
         putchar('[');
         for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
         puts("]");
-    } else cli_fail("%s: %s", argv[0], err);
+    } else stack_fail("%s: %s", argv[0], err);
     free(ids), free(prompt), free(text);
     tokenizer_free(t);
     return n < 0;
@@ -77,19 +77,19 @@ int cmd_detokenize(int argc, char **argv)
     char err[256], *text = file_read("-", FILE_LARGE, &len, err, sizeof err);
     cJSON *arr = text ? cJSON_ParseWithLength(text, len) : NULL;
     int rc = 0;
-    if (!text) rc = cli_fail("%s: %s", argv[0], err);
-    else if (!cJSON_IsArray(arr)) rc = cli_fail("%s: stdin: not a JSON array of ids", argv[0]);
+    if (!text) rc = stack_fail("%s: %s", argv[0], err);
+    else if (!cJSON_IsArray(arr)) rc = stack_fail("%s: stdin: not a JSON array of ids", argv[0]);
     const cJSON *e, *list = rc ? NULL : arr;
     int i = 0;
     size_t most = 0;   /* longest token, in bytes */
     cJSON_ArrayForEach(e, list) {   /* check every id before printing any text */
         size_t n;
         if (!cJSON_IsNumber(e) || e->valuedouble != e->valueint) {
-            rc = cli_fail("%s: stdin: element [%d] is not an integer id", argv[0], i);
+            rc = stack_fail("%s: stdin: element [%d] is not an integer id", argv[0], i);
             break;
         }
         if (!tokenizer_token_bytes(t, e->valueint, &n)) {
-            rc = cli_fail("%s: stdin: id %d at [%d] is not in the vocabulary", argv[0], e->valueint, i);
+            rc = stack_fail("%s: stdin: id %d at [%d] is not in the vocabulary", argv[0], e->valueint, i);
             break;
         }
         if (n > most) most = n;
@@ -97,7 +97,7 @@ int cmd_detokenize(int argc, char **argv)
     }
     int cap = (int)DETOK_ROOM(most);   /* one step's text, for the longest token */
     char *out = rc ? NULL : malloc(cap);
-    if (!rc && !out) rc = cli_fail("%s: out of memory", argv[0]);
+    if (!rc && !out) rc = stack_fail("%s: out of memory", argv[0]);
     if (!rc) {
         detok_stream s;
         detok_init(&s, t);

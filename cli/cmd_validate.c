@@ -174,15 +174,15 @@ int cmd_validate(int argc, char **argv) {
         case 'O': out = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
-        default: return cli_fail("validate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
+        default: return stack_fail("validate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (optind != argc) return cli_fail("validate: unexpected argument '%s' (see --help)", argv[optind]);
+    if (optind != argc) return stack_fail("validate: unexpected argument '%s' (see --help)", argv[optind]);
     validate_table t;
     if (validate_load(data, &t)) return 1;
     if (validate_run(&t, only, out)) { validate_free(&t); return 1; }
     const char **g = calloc(t.n, sizeof *g);
-    if (!g) { validate_free(&t); return cli_fail("out of memory"); }
+    if (!g) { validate_free(&t); return stack_fail("out of memory"); }
     int ng = gpus(&t, g);
     if (json) print_json(&t, g, ng); else print_table(&t, g, ng);
     int failed = 0;

@@ -1,10 +1,10 @@
 /*
  * lab.c -- what the labs share (lab.h): rows to a table, CSV and JSON;
- * the model and the calculator; sessions and requests; the SQL of labs/sql/.
+ * the model and the calculator; sessions (a stack, stack/) and requests;
+ * the SQL of labs/sql/. run.c runs one lab with them.
  */
 #define LAB_SQL_TEXT        /* lab_sql.h: the texts of labs/sql/ too */
 #include "labs/lab.h"
-#include "cli/cli.h"
 #include "kernels/backend.h"
 #include "layers/common/kv.h"
 #include "layers/scheduler/scheduler.h"
@@ -13,14 +13,9 @@
 #include "trace/db_error.h"
 #include "trace/trace.h"
 #include "trace/trace_sink.h"
-#include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT, the text of labs/plot.py */
-#include <curl/curl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 /* ---- rows ---------------------------------------------------------- */
 
@@ -82,7 +77,7 @@ void lab_row(lab *L, const char *q, const char *unit, double pred, double meas, 
 int lab_config(const char *model_dir, model_config *c, char *cfg, int cap) {
     char err[512];
     snprintf(cfg, cap, "%s/config.json", model_dir);
-    return model_config_load(c, cfg, err, sizeof err) ? cli_fail("%s", err) : 0;
+    return model_config_load(c, cfg, err, sizeof err) ? stack_fail("%s", err) : 0;
 }
 
 const char *lab_dtype(const model_config *c) {
@@ -94,18 +89,18 @@ const char *lab_short_name(const char *path, char *buf, int cap) { return served
 
 int lab_profile(const char *name, gpu_profile *g) {
     char err[512];
-    return gpu_profile_load(g, name, err, sizeof err) ? cli_fail("%s", err) : 0;
+    return gpu_profile_load(g, name, err, sizeof err) ? stack_fail("%s", err) : 0;
 }
 
 int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx,
                     const bounds_options *opt, bounds_result *b) {
     model_config c;
     char err[512];
-    if (model_config_load(&c, config, err, sizeof err)) return cli_fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
     if (P > c.max_seq_len) P = c.max_seq_len;
     if (ctx > c.max_seq_len) ctx = c.max_seq_len;
     bounds_input in = { dtype, kv, B, P, ctx };
-    return bounds_compute_with(&c, g, &in, opt, b, err, sizeof err) ? cli_fail("%s: %s", config, err) : 0;
+    return bounds_compute_with(&c, g, &in, opt, b, err, sizeof err) ? stack_fail("%s: %s", config, err) : 0;
 }
 
 int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx, bounds_result *b) {
@@ -115,31 +110,33 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
 
 int lab_trace_begin(lab *L, const char *device, const char *model) {
-    char err[512], pf[1100], cmd[1400], tag[16];
-    if (L->n) snprintf(tag, sizeof tag, "lab%d", L->n); else snprintf(tag, sizeof tag, "validate");   /* n 0: hipath validate */
-    if (L->sessions++) snprintf(pf, sizeof pf, "%s/%s-%d.pftrace", L->out, tag, L->sessions);
-    else snprintf(pf, sizeof pf, "%s/%s.pftrace", L->out, tag);
-    if (backend_open(device, err, sizeof err)) return cli_fail("%s", err);
+    char err[512], pf[1100], cmd[1400];
+    const char *pfp = pf;
+    if (L->sessions++) snprintf(pf, sizeof pf, "%s/%s-%d.pftrace", L->out, L->tag, L->sessions);
+    else snprintf(pf, sizeof pf, "%s/%s.pftrace", L->out, L->tag);
+    L->st = (stack){ .run = -1 };
+    if (stack_device(&L->st, device, err, sizeof err)) return stack_fail("%s", err);
     const rt_device *d = rt_device_now();
     snprintf(L->session_device, sizeof L->session_device, "%s", d->name);
     L->session_on_cpu = d->driver == &rt_host;   /* the host itself: no GPU to predict */
     L->session_modeled = d->driver->modeled;
     L->gpu = d->prof;
-    if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { backend_close(); return -1; }
-    snprintf(cmd, sizeof cmd, "hipath %s %s %s", tag, device, model);
+    if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { stack_close(&L->st, err, sizeof err); return -1; }
+    snprintf(cmd, sizeof cmd, "hipath %s %s %s", L->tag, device, model);
     if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);   /* which run is which N */
-    trace_run_info info = { .db_path = L->db, .perfetto_path = pf, .command = cmd, .model = model,
-                            .device = d->name, .clock_domain = d->driver->clock_domain };
-    if (trace_open(&info, err, sizeof err)) { backend_close(); return cli_fail("%s", err); }
-    L->run = trace_run_id();
-    if (L->n) fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
+    if (stack_trace(&L->st, L->db, &pfp, cmd, model, err, sizeof err)) {
+        stack_fail("%s", err);
+        stack_close(&L->st, err, sizeof err);
+        return -1;
+    }
+    L->run = L->st.run;
+    if (!L->quiet_runs) fprintf(stderr, "hipath lab %d: run %lld: %s on %s\n", L->n, (long long)L->run, model, L->session_device);
     return 0;
 }
 
-int lab_trace_end(void) {
+int lab_trace_end(lab *L) {
     char err[512];
-    backend_close();
-    return trace_close(err, sizeof err) ? cli_fail("%s", err) : 0;
+    return stack_close(&L->st, err, sizeof err) ? stack_fail("%s", err) : 0;
 }
 
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
@@ -147,16 +144,12 @@ int lab_session_begin(lab *L, const char *device, const char *model, const char 
     if (lab_trace_begin(L, device, model)) return -1;
     server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
                       .open_text = tokenizer_open_text };
-    if (!(L->srv = server_start(&o, err, sizeof err))) { lab_trace_end(); return cli_fail("%s", err); }
-    snprintf(L->served, sizeof L->served, "%s", server_model_name(L->srv));
+    if (stack_serve(&L->st, &o, NULL, NULL, err, sizeof err)) { stack_fail("%s", err); lab_trace_end(L); return -1; }
+    snprintf(L->served, sizeof L->served, "%s", server_model_name(L->st.srv));
     return 0;
 }
 
-int lab_session_end(lab *L) {
-    server_stop(L->srv);
-    L->srv = NULL;
-    return lab_trace_end();
-}
+int lab_session_end(lab *L) { return lab_trace_end(L); }
 
 /* B requests of a prompt of P ids into the engine, stepped here until every
  * one is done, tok tokens each. A step's new requests each leave an arrow
@@ -177,7 +170,7 @@ static int part_of(int budget, int B, int P) {
 static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int64_t id0) {
     char err[512];
     request *r = calloc(B, sizeof *r);
-    if (!r) return cli_fail("out of memory");
+    if (!r) return stack_fail("out of memory");
     int part = part_of(e->max_step_tokens, B, P), parts = (B + part - 1) / part, rc = 0;
     for (int i = 0; i < B && !rc; i++) {
         if (i && i % part == 0) engine_step(e);
@@ -185,12 +178,12 @@ static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int
         r[i].prompt = prompt;
         r[i].n_prompt = P;
         r[i].max_tokens = tok + parts - 1 - i / part;   /* no stop ids: ignore_eos; temperature 0: greedy */
-        if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = cli_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
+        if (engine_submit(e, &r[i], err, sizeof err) != SUBMIT_OK) rc = stack_fail("lab %d: request %lld: %s", L->n, (long long)r[i].id, err);
     }
     while (engine_step(e)) {}
     free(r);
     if (rc) return -1;
-    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : 0;
+    return trace_flush(err, sizeof err) ? stack_fail("%s", err) : 0;
 }
 
 int lab_engine_waves(lab *L, const char *device, const char *path, const char *analytic_dtype, int P, int tok, const int *Bs, int n,
@@ -206,8 +199,8 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
     model md;
     engine e;
     if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
-    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, L->analytic_kv, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? cli_fail("%s", err) : 0;
-    if (!rc && engine_init(&e, &md, budget, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = cli_fail("%s", err); }
+    int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, L->analytic_kv, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? stack_fail("%s", err) : 0;
+    if (!rc && engine_init(&e, &md, budget, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = stack_fail("%s", err); }
     if (!rc) {
         rc = wave(L, &e, prompt, P, tok, 1, id++);
         for (int i = 0; i < n && !rc; id += Bs[i++]) {
@@ -218,7 +211,7 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
         model_free(&md);
     }
     free(prompt);
-    return lab_trace_end() || rc ? -1 : 0;
+    return lab_trace_end(L) || rc ? -1 : 0;
 }
 
 typedef struct { chat_request q; chat_result r; } call;
@@ -236,7 +229,7 @@ static void *call_main(void *p) {
  * for a flush (0.3-0.5 s here). */
 int lab_send(lab *L, const char *text, int max_tokens, int n, int64_t id0, chat_result *r) {
     char base[64];
-    snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(L->srv));
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", server_port(L->st.srv));
     call *c = calloc(n, sizeof *c);
     pthread_t *t = calloc(n, sizeof *t);
     int rc = c && t ? 0 : -1;
@@ -247,12 +240,12 @@ int lab_send(lab *L, const char *text, int max_tokens, int n, int64_t id0, chat_
     }
     for (int i = 0; i < n; i++) {
         pthread_join(t[i], NULL);
-        if (c[i].r.status != 200 || c[i].r.error[0]) { rc = rc ? rc : cli_fail("lab %d: request %lld: %s", L->n, (long long)(id0 + i), c[i].r.error); }
+        if (c[i].r.status != 200 || c[i].r.error[0]) { rc = rc ? rc : stack_fail("lab %d: request %lld: %s", L->n, (long long)(id0 + i), c[i].r.error); }
     }
     for (int i = 0; i < n; i++) if (r && !rc) r[i] = c[i].r; else chat_result_free(&c[i].r);
     free(c); free(t);
     char err[512];
-    return trace_flush(err, sizeof err) ? cli_fail("%s", err) : rc;
+    return trace_flush(err, sizeof err) ? stack_fail("%s", err) : rc;
 }
 
 int lab_one_request(lab *L, const char *device, const char *model, const char *adt, int max_tokens, chat_result *r) {
@@ -266,7 +259,7 @@ char *lab_prompt(const char *model_dir, const char *config, int P) {
     tokenizer *t = NULL;
     if (model_dir) { snprintf(path, sizeof path, "%s/tokenizer.json", model_dir); t = tokenizer_load(path, err, sizeof err); }
     else { model_config c; if (!model_config_load(&c, config, err, sizeof err)) t = tokenizer_placeholder(c.vocab_size, err, sizeof err); }
-    if (!t) { cli_fail("%s", err); return NULL; }
+    if (!t) { stack_fail("%s", err); return NULL; }
     char *text = malloc(3 * (size_t)P + 4);
     for (int k = 0; text; k++) {
         for (int i = 0; i < k; i++) memcpy(text + 3 * i, "Hi ", 3);
@@ -289,7 +282,7 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
     if (sqlite3_open_v2(L->db, &q->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(q->db, LAB_SQL[which].text, -1, &q->st, NULL) != SQLITE_OK) {
         char why[256];
-        cli_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why));
+        stack_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why));
         sqlite3_close(q->db);
         return -1;
     }
@@ -300,7 +293,7 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
         const char *name = sqlite3_bind_parameter_name(q->st, i);
         size_t k = 0;
         while (k < sizeof ARGS / sizeof *ARGS && strcmp(name ? name : "", ARGS[k].name)) k++;
-        if (k == sizeof ARGS / sizeof *ARGS) { cli_fail("%s: unknown parameter %s", q->file, name ? name : "?"); q->failed = 1; break; }
+        if (k == sizeof ARGS / sizeof *ARGS) { stack_fail("%s: unknown parameter %s", q->file, name ? name : "?"); q->failed = 1; break; }
         sqlite3_bind_int64(q->st, i, ARGS[k].value);
     }
     return q->failed ? lab_sql_close(q) : 0;
@@ -310,14 +303,14 @@ int lab_sql_next(lab_query *q) {
     if (q->failed) return 0;
     int rc = sqlite3_step(q->st);
     char why[256];
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { cli_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why)); q->failed = 1; }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) { stack_fail("%s: %s", q->file, trace_db_why(q->db, why, sizeof why)); q->failed = 1; }
     return q->has_row = rc == SQLITE_ROW;
 }
 
 static int column(lab_query *q, const char *name) {
     for (int i = 0; i < sqlite3_column_count(q->st); i++)
         if (!strcmp(sqlite3_column_name(q->st, i), name)) return q->has_row && sqlite3_column_type(q->st, i) != SQLITE_NULL ? i : -1;
-    if (!q->failed) cli_fail("%s: no column %s", q->file, name);
+    if (!q->failed) stack_fail("%s: no column %s", q->file, name);
     q->failed = 1;
     return -1;
 }
@@ -366,97 +359,4 @@ int lab_measure_layers(const lab *L, int64_t req, lab_layer layer[9]) {
                                     lab_col(&q, "scaled_s") };
     }
     return lab_sql_close(&q);
-}
-
-/* ---- one lab, start to end ----------------------------------------- */
-
-static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8 };
-
-/* OUT/labN.json: the lab, its device and profile, the rows; with --json
- * on stdout too. */
-static void write_json(lab *L) {
-    char path[1100], err[512];
-    gpu_profile g;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "lab", L->n);
-    cJSON_AddStringToObject(j, "device", L->device);
-    if (!gpu_profile_load(&g, L->profile, err, sizeof err)) {
-        cJSON *p = cJSON_AddObjectToObject(j, "profile");
-        cJSON_AddStringToObject(p, "name", g.name);
-        cJSON_AddNumberToObject(p, "memory_bytes", g.memory_bytes);
-        cJSON_AddNumberToObject(p, "memory_bandwidth_bytes_per_s", g.bandwidth);
-        cJSON_AddNumberToObject(p, "peak_flops_fp32", g.peak.fp32);
-        cJSON_AddNumberToObject(p, "peak_flops_fp16", g.peak.fp16);
-        cJSON_AddNumberToObject(p, "launch_latency_s", g.launch_latency_s);
-    }
-    cJSON_AddItemToObject(j, "rows", L->rows);
-    snprintf(path, sizeof path, "%s/lab%d.json", L->out, L->n);
-    char *s = cJSON_Print(j);
-    FILE *f = fopen(path, "w");
-    if (f && s) fprintf(f, "%s\n", s);
-    if (f) fclose(f);
-    if (L->json && s) puts(s);
-    free(s);
-    cJSON_Delete(j);
-}
-
-/* The trace database as one file: out of WAL mode, so no -wal and -shm
- * files stay beside it (a read-only reader cannot remove them). */
-static void settle_db(const char *path) {
-    sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
-    sqlite3_close(db);
-}
-
-/* The charts: labs/plot.py (embedded, as the SQL is) on OUT/labN.json,
- * writing OUT/labN.png and .svg, by the first python3 with matplotlib:
- * the one on PATH (which may be pyenv's), else Debian's, where `make`
- * installs python3-matplotlib. The numbers are the lab, so a missing
- * plotter is one line, not a failure. All it says goes to stderr: stdout
- * may be --json. */
-static int plot(const lab *L) {
-    char cmd[2800], q[2200];
-    size_t k = 0;
-    for (const char *c = L->out; *c && k + 5 < sizeof q; c++) k += snprintf(q + k, sizeof q - k, *c == '\'' ? "'\\''" : "%c", *c);
-    snprintf(cmd, sizeof cmd, "for py in python3 /usr/bin/python3; do "
-                              "$py -c 'import matplotlib' 2>/dev/null && exec $py - '%s/lab%d.json' 1>&2; done; exit 3", q, L->n);
-    fflush(stdout);
-    FILE *p = popen(cmd, "w");
-    if (p) fputs(LAB_PLOT, p);
-    int st = p ? pclose(p) : -1;
-    if (st == -1 || !WIFEXITED(st)) fprintf(stderr, "lab %d: no charts: cannot run a shell\n", L->n);
-    else if (WEXITSTATUS(st) == 3) fprintf(stderr, "lab %d: no charts: no python3 with matplotlib (apt-get install python3-matplotlib); the CSV and JSON are written\n", L->n);
-    else if (WEXITSTATUS(st)) fprintf(stderr, "lab %d: the charts failed: python3 labs/plot.py %s/lab%d.json says why\n", L->n, L->out, L->n);
-    return st != -1 && WIFEXITED(st) && !WEXITSTATUS(st);
-}
-
-int lab_run(int n, const char *device, const char *model, const char *out, int json) {
-    lab L = { .n = n, .model = model, .out = out, .json = json };
-    char out_default[64], path[1100], err[512];
-    if (!L.out) { snprintf(out_default, sizeof out_default, "labs/out/lab%d", n); L.out = out_default; }
-    if (snprintf(L.db, sizeof L.db, "%s/lab%d.db", L.out, n) >= (int)sizeof L.db || cli_make_parent(L.db)) return cli_fail("--out %s: cannot create the folder", L.out);
-    unlink(L.db);   /* each lab run starts a fresh database */
-    snprintf(path, sizeof path, "%s/lab%d.csv", L.out, n);
-    if (!(L.csv = fopen(path, "w"))) return cli_fail("%s: cannot write", path);
-    fprintf(L.csv, "lab,run_id,model,device,dtype,kv_dtype,batch,prompt_len,context,quantity,unit,predicted,measured,ratio,predicted_from,measured_from,reading\n");
-    L.rows = cJSON_CreateArray();
-    signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (backend_open(device, err, sizeof err)) { fclose(L.csv); cJSON_Delete(L.rows); return cli_fail("%s", err); }
-    /* auto names the device it chose; predictions model the simulated GPU,
-     * or the w7900 where nothing is simulated */
-    const rt_device *d = rt_device_now();
-    snprintf(L.device, sizeof L.device, "%s", !strcmp(device, "auto") ? d->name : device);
-    snprintf(L.profile, sizeof L.profile, "%s", d->driver->modeled ? strchr(d->name, ':') + 1 : "w7900");
-    double t0 = trace_host_seconds();
-    int rc = LABS[n - 1](&L);
-    double seconds = trace_host_seconds() - t0;
-    fclose(L.csv);
-    write_json(&L);
-    settle_db(L.db);
-    curl_global_cleanup();
-    int charts = !rc && plot(&L);
-    fflush(stdout);   /* the table first, then this line (stderr), in that order on a terminal */
-    fprintf(stderr, "\nlab %d: %s in %.1f s; %s/lab%d.{csv,json,db,pftrace%s}\n", n, rc ? "FAILED" : "done", seconds, L.out, n, charts ? ",png,svg" : "");
-    return rc ? 1 : 0;
 }

@@ -13,7 +13,7 @@
 #include "labs/bounds.h"
 #include "labs/lab_sql.h"   /* made by the Makefile: enum lab_sql, SQL_<FILE> per labs/sql/ file */
 #include "layers/client/client.h"
-#include "layers/scheduler/server.h"
+#include "stack/stack.h"
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -32,6 +32,8 @@ typedef struct { const char *model, *device, *dtype, *kv_dtype; int batch, promp
 
 typedef struct {
     int n;                      /* 1..LAB_COUNT */
+    char tag[16];               /* names its runs and files: "lab3" (hipath validate: "validate") */
+    int quiet_runs;             /* no line on stderr for each session's run (validate: one a row) */
     const char *out, *model;    /* --out, --model */
     char device[160];           /* --device, auto resolved ("sim:w7900", "hip:0") */
     char profile[160];          /* the profile predictions use: sim's, else w7900 */
@@ -42,7 +44,7 @@ typedef struct {
     int session_on_cpu;         /* the device models no GPU */
     int session_modeled;        /* its device time is modeled (sim, analytic): a rate from it is too */
     gpu_profile gpu;            /* the GPU its predictions use: the device's (on cpu, L->profile) */
-    server *srv;
+    stack st;                   /* the current session's stack (stack/stack.h) */
     char served[256];           /* the model name the server answers to */
     lab_point pt;
     char model_name[128];       /* the text pt.model points to, when not a literal */
@@ -97,7 +99,7 @@ int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype,
  * OUT/labN[-K].pftrace: a session that drives an engine itself (lab 4's
  * batches). 0, or -1 (the reason printed). */
 int lab_trace_begin(lab *L, const char *device, const char *model);
-int lab_trace_end(void);
+int lab_trace_end(lab *L);
 /* The same and a server of
  * model (or, with analytic_dtype, of a config's shapes). 0, or -1 (the
  * reason printed). */

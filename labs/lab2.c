@@ -3,7 +3,7 @@
  * card, by the calculator alone; (b) the KV pool of a small server, measured.
  */
 #include "labs/lab.h"
-#include "cli/cli.h"
+#include "stack/stack.h"
 #include "layers/common/kv.h"
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ static int calculator_rows(lab *L) {
                 model_config c;
                 bounds_result b, full;
                 if (lab_profile(p, &g)) return -1;
-                if (model_config_load(&c, CONFIGS[i], err, sizeof err)) return cli_fail("%s", err);
+                if (model_config_load(&c, CONFIGS[i], err, sizeof err)) return stack_fail("%s", err);
                 int P = c.max_seq_len < 4096 ? c.max_seq_len : 4096;
                 if (lab_bounds(CONFIGS[i], &g, DT[d], "bf16", 1, P, P, &b) || lab_bounds(CONFIGS[i], &g, DT[d], "bf16", 1, P, c.max_seq_len, &full)) return -1;
                 L->pt = (lab_point){ lab_short_name(CONFIGS[i], L->model_name, sizeof L->model_name), p, DT[d], "bf16", 1, P, c.max_seq_len };

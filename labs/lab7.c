@@ -6,7 +6,7 @@
  * as PROFILE-2x.json and PROFILE-2xflops.json.
  */
 #include "labs/lab.h"
-#include "cli/cli.h"
+#include "stack/stack.h"
 #include "trace/trace.h"
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,7 @@ static int write_profile(const lab *L, const char *suffix, double bw, double flo
     snprintf(path, cap, "%s/%s-%s.json", L->out, lab_short_name(L->profile, nm, sizeof nm), suffix);
     char *s = cJSON_Print(j);
     FILE *f = fopen(path, "w");
-    int rc = f && s && fputs(s, f) >= 0 ? 0 : cli_fail("%s: cannot write", path);
+    int rc = f && s && fputs(s, f) >= 0 ? 0 : stack_fail("%s: cannot write", path);
     if (f) fclose(f);
     free(s);
     cJSON_Delete(j);

@@ -9,7 +9,7 @@
  */
 #include "labs/lab.h"
 #include "labs/amdahl.h"
-#include "cli/cli.h"
+#include "stack/stack.h"
 #include "layers/runtime/runtime.h"
 #include <stdio.h>
 
@@ -112,7 +112,7 @@ static int run_rows(lab *L, const gpu_profile *g, const char *gpu, int N, const 
     }
     amdahl_result a;
     char err[256];
-    if (amdahl(1 - f0, (double)N / N0, &a, err, sizeof err)) return cli_fail("lab 8: %s", err);
+    if (amdahl(1 - f0, (double)N / N0, &a, err, sizeof err)) return stack_fail("lab 8: %s", err);
     double ring = base->step_s * f0 - (base->all_reduce_s + base->gather_s) + base->step_s * (1 - f0) * N0 / N + d->all_reduce.total_s;
     snprintf(why, sizeof why, "ideal %.0fx; Amdahl's serial part is fixed, the ring's latency 2(N-1) alpha grows", (double)N / N0);
     lab_row(L, "speedup", "x", a.overall, base->step_s / m->step_s, "amdahl(1 - f_serial, N / N0)", "t_step at N0 / t_step", why);

@@ -4,7 +4,7 @@
  */
 #include "labs/validate.h"
 #include "labs/lab.h"
-#include "cli/cli.h"
+#include "stack/stack.h"
 #include "layers/common/file.h"
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +32,11 @@ static double num(const cJSON *o, const char *k) {
 int validate_load(const char *path, validate_table *t) {
     char err[512];
     memset(t, 0, sizeof *t);
-    if (!(t->doc = json_read(path, FILE_SMALL, err, sizeof err))) return cli_fail("%s", err);
+    if (!(t->doc = json_read(path, FILE_SMALL, err, sizeof err))) return stack_fail("%s", err);
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(t->doc, "rows"), *o;
-    if (!cJSON_IsArray(rows) || !cJSON_GetArraySize(rows)) { validate_free(t); return cli_fail("%s: no \"rows\" array", path); }
+    if (!cJSON_IsArray(rows) || !cJSON_GetArraySize(rows)) { validate_free(t); return stack_fail("%s: no \"rows\" array", path); }
     t->row = calloc(cJSON_GetArraySize(rows), sizeof *t->row);
-    if (!t->row) { validate_free(t); return cli_fail("out of memory"); }
+    if (!t->row) { validate_free(t); return stack_fail("out of memory"); }
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
         double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len");
@@ -61,7 +61,7 @@ int validate_load(const char *path, validate_table *t) {
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
                         : !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
         if (bad) {
-            cli_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
+            stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
             validate_free(t);
             return -1;
         }
@@ -93,7 +93,7 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
     if (lab_sql_close(&q)) return -1;
     *launch = slices * L->gpu.launch_latency_s;
     *waves = gpu - *launch;
-    return isnan(gpu) ? cli_fail("%s: no %s step in the trace", r->id, decode ? "decode" : "prefill") : 0;
+    return isnan(gpu) ? stack_fail("%s: no %s step in the trace", r->id, decode ? "decode" : "prefill") : 0;
 }
 
 /* One row's modeled time and tokens/s. A decode step is timed at the
@@ -147,10 +147,10 @@ static double efficiency(const validate_table *t, const char *gpu, const char *p
 }
 
 int validate_run(validate_table *t, const char *only, const char *out) {
-    lab L = { .n = 0, .out = out, .quiet = 1 };
+    lab L = { .n = 0, .tag = "validate", .quiet_runs = 1, .out = out, .quiet = 1 };
     int ran = 0;
-    if (snprintf(L.db, sizeof L.db, "%s/validate.db", out) >= (int)sizeof L.db || cli_make_parent(L.db))
-        return cli_fail("--out %s: cannot create the folder", out);
+    if (snprintf(L.db, sizeof L.db, "%s/validate.db", out) >= (int)sizeof L.db || stack_make_parent(L.db))
+        return stack_fail("--out %s: cannot create the folder", out);
     unlink(L.db);   /* each validation starts a fresh database */
     for (int i = 0; i < t->n; i++) {
         validate_row *r = &t->row[i];
@@ -158,7 +158,7 @@ int validate_run(validate_table *t, const char *only, const char *out) {
         ran++;
         if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
     }
-    if (!ran) return cli_fail("validate: no row %s", only ? only : "");
+    if (!ran) return stack_fail("validate: no row %s", only ? only : "");
     for (int i = 0; i < t->n; i++) {
         validate_row *r = &t->row[i];
         if (r->why[0] || isnan(r->modeled)) continue;

@@ -6,14 +6,15 @@ Every source file belongs to a layer: 8 client, 7 tokenizer, 6 scheduler,
 vocabulary every layer may use (layer 0); trace/ is the recorder every layer
 records through, and itself uses nothing above layers/common/; web/server/,
 the web front end's server side, sits above every layer (it is handed to
-layer 6's server as a handler, never called by a layer) and below the CLI,
-which assembles it; cli/, labs/, bench/ and tests/ assemble the stack and
-may use anything.
+layer 6's server as a handler, never called by a layer); stack/ above it
+assembles the whole stack (device, trace, web, server) and is the floor
+that labs/ and cli/ both call down into; labs/ sits above stack/ and below
+cli/; cli/, bench/ and tests/ are the top and may use anything.
 
 The rule, checked two ways:
   includes  a file includes headers of its own layer, of layers below it,
             layers/common/ and trace/ (the layers and trace/) -- never one
-            above it, never cli/ or labs/;
+            above it (labs/ never includes cli/);
   calls     every symbol an object file takes from another (nm) is defined
             in its own layer or one below, and within a layer the files do
             not call each other in a loop (a cycle: no file of it is below
@@ -27,14 +28,16 @@ import os, re, subprocess, sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TOP = 9                                  # cli/, labs/, bench/, tests/
-WEB = 8.5                                # web/server/: above the layers, below the CLI
+TOP = 10                                 # cli/, bench/, tests/
+LABS = 9                                 # labs/: below the CLI, above the stack
+STACK = 8.75                             # stack/: assembles the stack, below labs/ and cli/
+WEB = 8.5                                # web/server/: above the layers, below the stack
 TRACE = 0.5                              # above common, below every layer
 LAYERS = {"layers/common": 0, "layers/gpu": 1, "layers/runtime": 2, "kernels": 3, "layers/ops": 4,
           "layers/tensor": 5, "layers/scheduler": 6, "layers/tokenizer": 7, "layers/client": 8, "trace": TRACE,
-          "web/server": WEB}
+          "web/server": WEB, "stack": STACK, "labs": LABS}
 NAME = {0: "common", TRACE: "trace", 1: "1 gpu", 2: "2 runtime", 3: "3 kernels", 4: "4 ops", 5: "5 tensor",
-        6: "6 scheduler", 7: "7 tokenizer", 8: "8 client", WEB: "web", TOP: "top"}
+        6: "6 scheduler", 7: "7 tokenizer", 8: "8 client", WEB: "web", STACK: "stack", LABS: "labs", TOP: "top"}
 
 
 def layer_of(path):
@@ -59,7 +62,7 @@ def allowed(src, dst):
 
 def sources():
     out = []
-    for d in ("layers", "kernels", "trace", "web", "cli", "labs", "bench", "tests/unit"):
+    for d in ("layers", "kernels", "trace", "web", "stack", "cli", "labs", "bench", "tests/unit"):
         for base, _, files in os.walk(os.path.join(ROOT, d)):
             for f in files:
                 if f.endswith((".c", ".h", ".hip", ".cpp")):
