@@ -161,9 +161,14 @@ static enum MHD_Result respond(server *s, struct MHD_Connection *c, int status, 
     return respond_after(s, c, status, type, body, id, 0);
 }
 
+/* A refusal is traced when it is a request's (it has an id): one refused
+ * before it has one (a wrong path, method or key, a rate past its limit)
+ * is only counted, in /metrics, or anyone could fill the trace with them
+ * and push the room's requests out under its cap. */
 static enum MHD_Result refuse(server *s, struct MHD_Connection *c, const api_error *e, int64_t id, int retry_after_s) {
-    trace_instant(trace_at(L_SCHEDULER, DIR_UP, id, NO_STEP), "reject",
-                  TRACE_ARGS(TA_INT("status", e->status), TA_STR("message", e->message)));
+    if (id > 0)
+        trace_instant(trace_at(L_SCHEDULER, DIR_UP, id, NO_STEP), "reject",
+                      TRACE_ARGS(TA_INT("status", e->status), TA_STR("message", e->message)));
     return respond_after(s, c, e->status, "application/json", api_error_json(e), id, retry_after_s);
 }
 
@@ -288,15 +293,25 @@ static const api_error *admission_error(const server_admission *a, api_error *e)
     return e;
 }
 
+static int from_loopback(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return ci && ci->client_addr && ci->client_addr->sa_family == AF_INET &&
+           (ntohl(((const struct sockaddr_in *)ci->client_addr)->sin_addr.s_addr) >> 24) == 127;
+}
+
 /* A whole POST body is here: check it, tokenize, queue it, answer. */
 static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     int64_t id = k->id = take_id(s, c);
     if (id < 0) return MHD_NO;
-    trace_stamp sent;   /* the client's clock when it sent the request (same process, virtual clock) */
+    /* The client's clock when it sent the request: hipath's own client in
+     * this process (hipath run), on a virtual clock. Only from loopback and
+     * a key the server trusts: a student's stamp could push the clock (and
+     * every window on it) anywhere. */
+    trace_stamp sent;
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Hipath-Clock");
-    if (h && !trace_stamp_read(h, &sent)) trace_clock_receive(sent);
+    if (h && !k->gated && from_loopback(c) && !trace_stamp_read(h, &sent)) trace_clock_receive(sent);
     double t_arrive = trace_now_ns() * 1e-9;
-    server_admission a = { 0 };
+    server_admission a = { .generation = 1 };
     if (k->gated) s->gate.admit(s->gate.ctx, bearer(c), id, &a);   /* counted now, with its id */
     const char *path = k->route == R_CHAT ? "/v1/chat/completions" : "/v1/completions";
     trace_where at = trace_at(L_SCHEDULER, DIR_DOWN, id, NO_STEP);
@@ -404,7 +419,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         if (!route) return reject(s, c, 404, "not_found", "Invalid URL (%.16s %.200s)", method, url);
         int gated = 0;
         if (!strncmp(url, "/v1/", 4) && !authorized(s, c)) {
-            server_admission a = { 0 };
+            server_admission a = { .generation = route == R_CHAT || route == R_COMPLETIONS };
             if (s->gate.admit) s->gate.admit(s->gate.ctx, bearer(c), 0, &a);
             else a.status = 401;
             if (a.status == 401 && !a.message[0])

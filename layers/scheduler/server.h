@@ -37,8 +37,9 @@ typedef struct {
 /* A gate for /v1/ requests whose key is not the API key (the workshop's
  * students: web/server/workshop.c, handed by cli/). admit is called with
  * the request's Bearer key (NULL: none) once before the body, id 0 (may
- * this key in at all?), and, for a generation, once more when the body is
- * in, with the request's id (count it, note whose it is). It lets the
+ * this key in at all? for a generation, under its rate?), and, for a
+ * generation, once more when the body is in, with the request's id (count
+ * it, note whose it is). It lets the
  * request in (status 0: max_tokens caps its completion and
  * max_prompt_tokens its prompt, 0 no cap) or
  * refuses it (status 401 or 429, with code, message and, for 429,
@@ -47,6 +48,7 @@ typedef struct {
  * With a gate, request ids are the server's own (X-Request-Id is not
  * taken), so no sender can give its request another's id. */
 typedef struct {
+    int generation;          /* in: the request asks for a generation (a POST to /v1/chat/completions or /v1/completions) */
     int status;
     char code[40], message[200];
     int retry_after_s;

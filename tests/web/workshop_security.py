@@ -117,13 +117,39 @@ def room(code, tkey, db):
         args = s.get("args", {})
         if s.get("request") not in (None, *own_a) or (s.get("request") is None and s["name"] == "sample"):
             leaks += 1
-        if isinstance(args.get("requests"), list) and set(args["requests"]) - own_a:
+        ids_in = args.get("requests")
+        if isinstance(ids_in, str):   # the trace keeps a step's ids as JSON text
+            ids_in = json.loads(ids_in)
+        if isinstance(ids_in, list) and (set(ids_in) - own_a or set(args) - {"requests", "batch_size"}):
             leaks += 1
     c.close()
     check(together > 0, f"Ben's request {idb} shared a step with Ana's ({together} steps): the case to guard")
     check(leaks == 0, f"of {seen} events Ana may read {readable}: none is Ben's, no step lists Ben's id ({leaks} leaks)")
     st, j, raw, _ = req("GET", f"/api/requests/{idb}/events", key=ka, src=11)
     check(st == 403, f"Ana does not read Ben's timeline ({st})")
+
+    # The clock a student's stamp names is not taken: their windows stay where the run is.
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=("127.0.0.11", 0))
+    c.request("POST", "/v1/chat/completions", headers={"Authorization": f"Bearer {ka}", "Content-Type": "application/json"},
+              body=json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2, "stream": True}))
+    stamp = next((l for l in c.getresponse().read().decode().splitlines() if l.startswith(": hipath-clock ")), ": hipath-clock 0:0:0")
+    c.close()
+    pid = stamp.split()[2].split(":")[0]
+    st, j, raw, r = req("POST", "/v1/chat/completions", key=ka, src=11, headers={"X-Hipath-Clock": f"{pid}:18446744073709551615:0"},
+                        body={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2})
+    late = int(r.getheader("X-Request-Id") or 0)
+    time.sleep(1.5)
+    st, j, raw, _ = req("GET", f"/api/requests/{late}", key=ka, src=11)
+    check(st == 200 and j["end_ns"] < 1e13, f"a student's X-Hipath-Clock of 2^64 - 1 is not taken (request {late} ends at {(j or {}).get('end_ns')} ns)")
+
+    # Refusals before a request has an id leave nothing in the trace (anyone could fill it).
+    for i in range(300):
+        req("GET", f"/v1/nothing-{'x' * 150}", src=40)
+    time.sleep(1.5)
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM slices WHERE run_id = ? AND name = 'reject' AND (request IS NULL OR request <= 0)",
+                    (run_id,)).fetchone()[0]
+    check(n == 0, f"300 keyless 404s left {n} events in the trace")
 
     # 3. One parser: a repeated parameter is refused; a student stays in the served run.
     for path in (f"/api/requests/{ida}?run={run_id}&run=1", f"/api/slices/{ids[0]}?run={run_id}&run=1",
@@ -152,6 +178,12 @@ def room(code, tkey, db):
     many = dict(big, json="{}", tokens=[{"ms": 5, "text": "y" * 1000}] * 60)
     st, j, raw, _ = req("POST", f"/api/requests/{idr}/client", key=kb, src=12, body=many)
     check(st == 400 and err(j) == "invalid_parameter", f"a report of more tokens than were streamed -> {st} {err(j)}")
+    before = req("GET", f"/api/requests/{idr}", key=kb, src=12)[1]["start_ns"]
+    sl = stamp.split()[2]
+    far = dict(big, json="{}", tokens=[], build_ms=1000, first_stamp=sl, last_stamp=sl)
+    st, j, raw, _ = req("POST", f"/api/requests/{idr}/client", key=kb, src=12, body=far)
+    after = req("GET", f"/api/requests/{idr}", key=kb, src=12)[1]["start_ns"]
+    check(st == 200 and before - after <= 10e6, f"a report's build_ms of 1 s moves its window's start {(before - after) / 1e6:.1f} ms back (10 at most)")
 
     # 8. One student's loops do not starve the teacher's page, and meet a limit of their own.
     codes, tcodes, stop = [], [], time.time() + 6
@@ -209,12 +241,21 @@ def room(code, tkey, db):
     check(st1 == 401 and st2 == 401, f"Ben's key after: /v1/ {st1}, /api/ {st2}")
     st, j, raw, _ = req("GET", "/api/workshop", key=tkey, src=1)
     check(st == 200 and any(s["student"] == 2 and s.get("removed") for s in j["students"]), "the teacher's list says he was removed")
+    st, j = join(code, "Ben again", src=12)
+    check(st == 403 and err(j) == "removed_by_teacher", f"and his address cannot join again: {st} {err(j)}")
+
+    # A keyless join is answered at once and bounded: it never waits beside the teacher's work.
+    st, j, raw, _ = req("POST", "/api/workshop/join", body=b'{"code":"' + b"1," * 50000 + b'"}', src=41)
+    check(st == 413, f"a 100 kB join body -> {st}")
 
 
 def join_limits(code, tkey):
     # 12. Names: no format or control characters, no surrogates, normalized, unique.
     for name, what in (("A\u200bna", "a zero-width space"), ("\u202eevil", "a right-to-left override"),
-                       ("a\u0000b", "a NUL"), ("   ", "only spaces")):
+                       ("a\u0000b", "a NUL"), ("   ", "only spaces"), ("\u3164", "a Hangul filler"),
+                       ("\u2800", "a braille blank"), ("a\u00a0b", "a no-break space"), ("a\u3000b", "an ideographic space"),
+                       ("x\u034fx", "a grapheme joiner"), ("x\ufe0fx", "a variation selector"),
+                       ("e" + "\u0301" * 5, "five stacked accents")):
         st, j = join(code, name, src=20)
         check(st == 400, f"a name with {what} -> {st}")
     st, j, raw, _ = req("POST", "/api/workshop/join", body=b'{"code":"' + code.encode() + b'","name":"a\xed\xa0\x80b"}', src=20)

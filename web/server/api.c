@@ -398,15 +398,15 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
  * they had no part in. 1 with the 403 made in *r. */
 static int student_slice_refused(web *w, web_req *rq, sqlite3 *db, int64_t id, enum MHD_Result *r) {
     sqlite3_stmt *st = prep(db, "SELECT request, ts_ns FROM slices WHERE run_id = ?1 AND id = ?2", w->run, id);
-    if (!st || sqlite3_step(st) != SQLITE_ROW) { sqlite3_finalize(st); return 0; }   /* slice() says 404 */
-    int none = sqlite3_column_type(st, 0) == SQLITE_NULL;
-    int64_t of = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
+    int found = st && sqlite3_step(st) == SQLITE_ROW;   /* none: the same 403, so ids say nothing of what exists */
+    int none = !found || sqlite3_column_type(st, 0) == SQLITE_NULL;
+    int64_t of = found ? sqlite3_column_int64(st, 0) : 0, ts = found ? sqlite3_column_int64(st, 1) : -1;
     sqlite3_finalize(st);
     int ok = !none && web_workshop_owner(w, of) == rq->student;
     if (none) {
         int64_t ids[MAX_LIST], t0, t1;
         int n = web_workshop_ids(w, rq->student, INT64_MAX, ids, MAX_LIST);
-        for (int i = 0; i < n && !ok; i++) ok = !web_request_window(db, w->run, ids[i], &t0, &t1) && t0 <= ts && ts <= t1;
+        for (int i = 0; found && i < n && !ok; i++) ok = !web_server_window(db, w->run, ids[i], &t0, &t1) && t0 <= ts && ts <= t1;
     }
     if (ok) return 0;
     *r = web_fail(rq, 403, "not_yours", NULL, none ? "event %lld lies outside your requests" : "event %lld belongs to another's request",
@@ -414,17 +414,23 @@ static int student_slice_refused(web *w, web_req *rq, sqlite3 *db, int64_t id, e
     return 1;
 }
 
-/* A student's view of a batch's event: their own request ids in it and the
- * batch's size, never the others' ids. */
+/* A student's view of a batch's event (a step: its "requests", the ids in
+ * it, a JSON array the trace keeps as text): their own ids in it and the
+ * batch's size, nothing else of it (its tokens and prefills would say
+ * how long the others' prompts are). */
 static void own_part(web *w, web_req *rq, cJSON *args) {
     cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests"), *id;
-    if (!cJSON_IsArray(ids)) return;
+    cJSON *list = cJSON_IsString(ids) ? cJSON_Parse(ids->valuestring) : cJSON_IsArray(ids) ? cJSON_Duplicate(ids, 1) : NULL;
+    if (!ids) return;
     cJSON *mine = cJSON_CreateArray();
-    cJSON_ArrayForEach(id, ids)
+    cJSON_ArrayForEach(id, list)
         if (cJSON_IsNumber(id) && web_workshop_owner(w, (int64_t)id->valuedouble) == rq->student)
             cJSON_AddItemToArray(mine, cJSON_CreateNumber(id->valuedouble));
-    cJSON_AddNumberToObject(args, "batch_size", cJSON_GetArraySize(ids));
-    cJSON_ReplaceItemInObjectCaseSensitive(args, "requests", mine);
+    int n = cJSON_GetArraySize(list);
+    cJSON_Delete(list);
+    while (args->child) cJSON_Delete(cJSON_DetachItemViaPointer(args, args->child));
+    cJSON_AddItemToObject(args, "requests", mine);
+    cJSON_AddNumberToObject(args, "batch_size", n);
 }
 
 /* GET /api/slices/N?run=: one event, its args and its arrows. */

@@ -140,16 +140,25 @@ sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r) {
     return db;
 }
 
-int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1) {
+static int window(sqlite3 *db, int64_t run, int64_t request, int max_layer, int64_t *t0, int64_t *t1) {
     sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2",
-                       -1, &st, NULL);
+    sqlite3_prepare_v2(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2 "
+                           "AND layer <= ?3", -1, &st, NULL);
+    sqlite3_bind_int(st, 3, max_layer);
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int64(st, 2, request);
     int ok = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (ok) { *t0 = sqlite3_column_int64(st, 0); *t1 = sqlite3_column_int64(st, 1); }
     sqlite3_finalize(st);
     return ok ? 0 : -1;
+}
+
+int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1) {
+    return window(db, run, request, 8, t0, t1);
+}
+
+int web_server_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1) {
+    return window(db, run, request, 7, t0, t1);
 }
 
 enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t run, int64_t request) {

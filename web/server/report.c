@@ -78,7 +78,7 @@ static void *record(void *arg) {
     const char *json = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "json"));
     const char *finish = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(q, "finish"));
     int status = (int)ms(q, "status"), ntok = cJSON_GetArraySize(tokens);
-    double build_ms = fmin(ms(q, "build_ms"), 1000);   /* a JSON body takes far less; no report stretches the window more */
+    double build_ms = fmin(ms(q, "build_ms"), 10);   /* a JSON body takes far less; no report stretches the window more */
     int64_t build = (int64_t)(build_ms * 1e6), start = p->arrive > build ? p->arrive - build : 0;
     trace_where down = trace_at(L_CLIENT, DIR_DOWN, p->req, NO_STEP), up = trace_at(L_CLIENT, DIR_UP, p->req, NO_STEP);
     if (p->modeled_ns > 0) down.clock = TRACE_MIXED;   /* its span holds the device's modeled time */

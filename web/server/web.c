@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define JOIN_MAX_BYTES 4096   /* {"code", "name"}: a hundred bytes */
+
 /* ---- open, route, close ---- */
 
 /* The static folder: given, else web/static beside the executable (build/
@@ -67,11 +69,16 @@ int web_handle(void *ctx, struct MHD_Connection *c, const char *method, const ch
     if (*state) return web_work_queue(*state);
     web_req rq = { .c = c, .gzip = web_takes_gzip(c) };
     if (!strncmp(url, "/api/", 5) || !strcmp(url, "/api")) {
-        /* a workshop's student: their own requests only (api.c); joining needs no key */
-        if (!authorized && w->workshop) {
-            rq.student = web_workshop_who(w, c);
-            authorized = rq.student || !strcmp(url, "/api/workshop/join");
+        /* a workshop's student: their own requests only (api.c) */
+        if (!authorized && w->workshop) rq.student = web_workshop_who(w, c);
+        if (!authorized && !rq.student && w->workshop && !strcmp(url, "/api/workshop/join")) {
+            /* joining needs no key, so anyone may send it: answered here, a few
+             * bytes parsed at most, never queued beside the teacher's work */
+            if (len > JOIN_MAX_BYTES) web_fail(&rq, 413, "request_too_large", NULL, "a join is %zu bytes; the limit is %d", len, JOIN_MAX_BYTES);
+            else web_api(w, &rq, method, url, body, len);
+            return web_queue(&rq);
         }
+        authorized = authorized || rq.student;
         if (!authorized)   /* the same key as /v1/: the trace holds every prompt and reply */
             web_fail(&rq, 401, "invalid_api_key", NULL, "Incorrect or missing API key: send the header 'Authorization: Bearer KEY'");
         else {

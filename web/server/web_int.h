@@ -123,8 +123,12 @@ void web_work_free(void *job);
 /* Tests only: with HIPATH_WEB_HOLD=FIFO, slow work first waits for a line on FIFO. */
 void web_hold(const web *w);
 
-/* The first and last ns of a request's events in run (0 when it has none). */
+/* The first and last ns of a request's events in run (0 when it has none);
+ * web_server_window: of the server's own (layers 7 and below), not the
+ * client's, whose report places them (report.c): what authorizes a
+ * student's read of an event of no request. */
 int web_request_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1);
+int web_server_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, int64_t *t1);
 /* 404 for a request the trace does not hold: deleted under the cap, or not written yet. */
 enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t run, int64_t request);
 

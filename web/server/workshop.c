@@ -203,10 +203,26 @@ static void refuse(server_admission *a, int status, const char *code, const char
     a->retry_after_s = retry;
 }
 
-/* The gate (server.h): id 0 asks whether the key is a student's; a
- * generation's id counts it against the student's rate (requests in the
- * last minute) and notes whose it is, before the server answers anything
- * about it (so a student never meets their own request as another's). */
+/* Under mu: 1 with the 429 made in a when student s has had its rate's
+ * requests in the last minute. */
+static int over_rate(const struct web_workshop *k, student *s, server_admission *a) {
+    double t = now_s();
+    if (k->rate <= 0 || s->count < k->rate || t - s->times[s->head] >= 60) return 0;
+    s->refused++;
+    char m[200];
+    int retry = (int)ceil(60 - (t - s->times[s->head]));
+    snprintf(m, sizeof m, "%d requests a minute per student in this workshop: try again in %d s", k->rate, retry);
+    refuse(a, 429, "rate_limit_exceeded", m, retry);
+    return 1;
+}
+
+/* The gate (server.h): id 0 asks whether the key is a student's and under
+ * its rate (a request past it is refused before it has an id, so it
+ * leaves nothing in the trace); a generation's id counts it against the
+ * student's rate (requests in the last minute; asked again: two may have
+ * passed the first look at once) and notes whose it is, before the server
+ * answers anything about it (so a student never meets their own request
+ * as another's). */
 void web_workshop_admit(void *ctx, const char *key, int64_t id, server_admission *a) {
     struct web_workshop *k = ((web *)ctx)->workshop;
     if (!k) { refuse(a, 401, "invalid_api_key", "", 0); return; }
@@ -214,19 +230,15 @@ void web_workshop_admit(void *ctx, const char *key, int64_t id, server_admission
     int who = find_key(k, key);
     if (!who) {
         refuse(a, 401, "invalid_api_key", "Incorrect or missing key: join the workshop at /join (or send the teacher's key)", 0);
-    } else if (id > 0) {
+    } else if (id == 0) {
+        if (a->generation) over_rate(k, &k->st[who - 1], a);
+    } else {
         student *s = &k->st[who - 1];
         snprintf(a->owner, sizeof a->owner, "#%d %.*s", who, (int)sizeof a->owner - 8, s->name);   /* refused or not: the trace says whose */
         double t = now_s();
-        if (k->rate > 0 && s->count == k->rate && t - s->times[s->head] < 60) {
-            s->refused++;
-            char m[200];
-            int retry = (int)ceil(60 - (t - s->times[s->head]));
-            snprintf(m, sizeof m, "%d requests a minute per student in this workshop: try again in %d s", k->rate, retry);
-            refuse(a, 429, "rate_limit_exceeded", m, retry);
-        } else if (note_owner(k, id, who)) {
-            refuse(a, 503, "server_error", "out of memory", 0);
-        } else {
+        if (over_rate(k, s, a)) {}
+        else if (note_owner(k, id, who)) refuse(a, 503, "server_error", "out of memory", 0);
+        else {
             if (k->rate > 0) {
                 s->times[s->head] = t;
                 s->head = (s->head + 1) % k->rate;
@@ -269,20 +281,31 @@ static int fail_slot(struct web_workshop *k, const char *addr, double t) {
     return free_slot;
 }
 
-/* Under mu: the seats an address holds (its students not removed). */
-static int seats_of(const struct web_workshop *k, const char *addr) {
+/* Under mu: the seats an address holds (its students not removed); *banned:
+ * the teacher removed one of its students. */
+static int seats_of(const struct web_workshop *k, const char *addr, int *banned) {
     int n = 0;
-    for (int i = 0; i < k->n; i++) n += !k->st[i].removed && !strcmp(k->st[i].addr, addr);
+    *banned = 0;
+    for (int i = 0; i < k->n; i++) {
+        if (strcmp(k->st[i].addr, addr)) continue;
+        n += !k->st[i].removed;
+        *banned |= k->st[i].removed;
+    }
     return n;
 }
 
-/* A name as the room sees it: valid UTF-8 without surrogates, no control
- * or format characters (zero-width, right-to-left marks), no private or
- * unassigned ones, spaces at the ends trimmed, NFC; 1 to NAME_BYTES bytes.
- * out: the name, fold: the form names are compared in (NFKC, case folded). */
+/* A name as the room sees it on the projector: valid UTF-8 without
+ * surrogates; no control, format, private or unassigned characters; none
+ * that Unicode says to draw as nothing (zero-width, fillers, variation
+ * selectors: default-ignorable); no space but the plain one; at most two
+ * marks on a letter; at least one letter or digit; spaces at the ends
+ * trimmed, NFC; 1 to NAME_BYTES bytes. out: the name, fold: the form
+ * names are compared in (NFKC, case folded). Look-alike letters of other
+ * scripts pass: every name is shown with its number (#3). */
 static int name_ok(const char *s, char *out, char *fold) {
     const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)s;
     size_t n = strlen(s);
+    int marks = 0, seen = 0;
     if (n > 4 * NAME_BYTES) return 0;
     for (size_t i = 0; i < n;) {
         utf8proc_int32_t cp;
@@ -290,9 +313,14 @@ static int name_ok(const char *s, char *out, char *fold) {
         if (k <= 0) return 0;
         utf8proc_category_t c = utf8proc_category(cp);
         if (c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CS || c == UTF8PROC_CATEGORY_CO ||
-            c == UTF8PROC_CATEGORY_CN || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP) return 0;
+            c == UTF8PROC_CATEGORY_CN || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP ||
+            (c == UTF8PROC_CATEGORY_ZS && cp != ' ') || utf8proc_get_property(cp)->ignorable || cp == 0x2800) return 0;
+        int mark = c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+        if ((marks = mark ? marks + 1 : 0) > 2) return 0;
+        seen |= c <= UTF8PROC_CATEGORY_LO || (c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO);
         i += (size_t)k;
     }
+    if (!seen) return 0;
     char *nfc = (char *)utf8proc_NFC(p), *cf = (char *)utf8proc_NFKC_Casefold(p);
     int ok = 0;
     if (nfc && cf) {
@@ -370,11 +398,11 @@ static enum MHD_Result join(web *w, web_req *rq, const char *body, size_t len) {
         int rnd = random_bytes(key, sizeof key);
         double t = now_s();
         pthread_mutex_lock(&k->mu);
-        int slot = fail_slot(k, addr, t), who = 0, retry = 0, seated = seats_of(k, addr), why = 0;
+        int banned, slot = fail_slot(k, addr, t), who = 0, retry = 0, seated = seats_of(k, addr, &banned), why = 0;
         double room_oldest = k->room_fails[k->room_head];   /* the ring's oldest wrong code */
         unsigned char diff = strlen(code->valuestring) != WORKSHOP_CODE_LEN;
         for (int i = 0; i < WORKSHOP_CODE_LEN; i++) diff |= (unsigned char)(upper[i] ^ k->code[i]);
-        enum { OK, ADDR_LOCKED, ROOM_LOCKED, WRONG, SEATS, FULL, NO_MEMORY };
+        enum { OK, ADDR_LOCKED, ROOM_LOCKED, WRONG, BANNED, SEATS, FULL, NO_MEMORY };
         if (slot >= 0 && k->fails[slot].fails >= FAIL_LIMIT) why = ADDR_LOCKED, retry = (int)fmax(1, ceil(60 - (t - k->fails[slot].since)));
         else if (!seated && t - room_oldest < 60) why = ROOM_LOCKED, retry = (int)fmax(1, ceil(60 - (t - room_oldest)));
         else if (diff) {
@@ -382,7 +410,8 @@ static enum MHD_Result join(web *w, web_req *rq, const char *body, size_t len) {
             if (slot >= 0) k->fails[slot].fails++;
             k->room_fails[k->room_head] = t;
             k->room_head = (k->room_head + 1) % ROOM_FAIL_LIMIT;
-        } else if (k->seats > 0 && seated >= k->seats) why = SEATS;
+        } else if (k->seats > 0 && banned) why = BANNED;   /* seats per address: an address is a person's */
+        else if (k->seats > 0 && seated >= k->seats) why = SEATS;
         else if (k->active >= k->max_students) why = FULL;
         else {
             student *s = rnd ? NULL : new_student(k);
@@ -412,6 +441,7 @@ static enum MHD_Result join(web *w, web_req *rq, const char *body, size_t len) {
             snprintf(b, sizeof b, "%d", retry);
             if (rq->resp) MHD_add_response_header(rq->resp, "Retry-After", b);
         } else if (why == WRONG) r = web_fail(rq, 403, "invalid_join_code", "code", "that is not this workshop's join code");
+        else if (why == BANNED) r = web_fail(rq, 403, "removed_by_teacher", NULL, "the teacher removed a student of this address; ask the teacher");
         else if (why == SEATS)
             r = web_fail(rq, 403, "seats_per_address", NULL, "%d students have joined from this address already "
                          "(--workshop-seats-per-address); ask the teacher", k->seats);
@@ -459,7 +489,8 @@ static enum MHD_Result state(web *w, web_req *rq) {
 
 /* DELETE /api/workshop/students/N: the teacher removes student N (a seat
  * taken by a stranger, or one of twelve keys of one person): the key opens
- * nothing from then on, the seat is free, the name stays in the list. */
+ * nothing from then on, the name stays in the list, and its address may not
+ * join again (while seats are counted per address). */
 static enum MHD_Result remove_student(web *w, web_req *rq, const char *n) {
     struct web_workshop *k = w->workshop;
     char *end;
