@@ -1,7 +1,7 @@
 /*
  * quant.h -- GGUF's block formats on the device, dequantized on the fly.
  * A block is 32 weights w_j = d*q_j + m with an fp16 scale d
- * (layers/tensor/tensor.c row_to_f32, kernels/cpu/quant_dot.c):
+ * (layers/common/dtype.c row_to_f32, kernels/cpu/quant_dot.c):
  *   Q8_0  34 bytes: d, 32 int8 q                  m = 0
  *   Q4_0  18 bytes: d, 16 bytes of nibbles        m = -8d (q stored +8)
  *   Q4_1  20 bytes: d, m, 16 bytes of nibbles

@@ -30,7 +30,6 @@ static struct { gpu_profile p; int on, gpus, named; uint64_t free_ns; } D;
 
 void sim_open(const gpu_profile *p, int gpus) { D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = 0; }
 const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
-int sim_gpus(void) { return D.on ? D.gpus : 1; }
 
 /* Names are kept by pointer (trace.h): a table made once. One GPU keeps
  * the plain names; more are each a lane group ("GPU 1/stream 0"). */

@@ -46,7 +46,6 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
 #define SIM_STREAM_TRACK(g) (1 + (g))
 void     sim_open(const gpu_profile *p, int gpus);
 const gpu_profile *sim_profile(void);    /* NULL when no device is simulated */
-int      sim_gpus(void);
 /* Queue kernel (for op), launched at now, at max(now, stream free), on
  * every GPU; k is one GPU's shape. Returns its modeled end. */
 uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,

@@ -57,7 +57,6 @@ static struct {
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
 static const char *COUNTER[] = { "mem_weights_bytes", "mem_kv_bytes", "mem_activations_bytes", "mem_workspace_bytes" };
-const char *rt_purpose_name(int purpose) { return PURPOSE[purpose]; }
 
 void rt_jit(int on) { R.jit = on; }
 void rt_gpus(int n) { R.gpus = n; }

@@ -93,7 +93,6 @@ const rt_device *rt_device_now(void);
 void  *rt_alloc(size_t bytes, int purpose, const char *what);   /* NULL when out of memory */
 void   rt_free(void *p);
 double rt_allocated(int purpose);       /* bytes now allocated */
-const char *rt_purpose_name(int purpose);
 
 /* A resident device copy of host memory (weights): 0, or -1 when out of memory. */
 int  rt_map(const void *host, size_t bytes, int purpose, const char *what);

@@ -88,17 +88,7 @@ tokenizer *tok_load_gguf(const char *path, char *err, int errlen)
                     (unsigned long long)n_type, (unsigned long long)n_tok);
     if (!merges || n_merge > 10000000) return fail(t, &g, err, errlen, "%s: tokenizer.ggml.merges: missing or not strings", path);
 
-    t->n_vocab = (int)n_tok;
-    t->vocab_cap = tok_pow2_above(t->n_vocab);
-    t->merges_cap = tok_pow2_above((int)n_merge);
-    t->tok = malloc(sizeof *t->tok * (n_tok + 1));
-    t->vocab = malloc(sizeof *t->vocab * t->vocab_cap);
-    t->merges = malloc(sizeof *t->merges * t->merges_cap);
-    t->added = malloc(sizeof *t->added * n_tok);
-    if (!t->tok || !t->vocab || !t->merges || !t->added) return fail(t, &g, err, errlen, "%s: out of memory", path);
-    for (int i = 0; i < t->n_vocab; i++) t->tok[i].len = -1;
-    for (int i = 0; i < t->vocab_cap; i++) t->vocab[i].id = -1;
-    for (int i = 0; i < t->merges_cap; i++) t->merges[i].rank = -1;
+    if (tok_tables(t, (int)n_tok, (int)n_tok, (int)n_merge, (int)n_tok)) return fail(t, &g, err, errlen, "%s: out of memory", path);
 
     /* Normal tokens first, then control/user ones, so those win the
      * bytes -> id map as added tokens do in tokenizer.json. */

@@ -93,17 +93,8 @@ static int load_model(tokenizer *t, const cJSON *model, const cJSON *added, cons
         if (id->valueint > max_id) max_id = id->valueint;
         t->nadded++;
     }
-    t->n_vocab = max_id + 1;
-    t->vocab_cap = tok_pow2_above(nv + t->nadded);
-    t->merges_cap = tok_pow2_above(cJSON_GetArraySize(merges));
-    t->tok = malloc(sizeof *t->tok * (t->n_vocab + 1));
-    t->vocab = malloc(sizeof *t->vocab * t->vocab_cap);
-    t->merges = malloc(sizeof *t->merges * t->merges_cap);
-    t->added = malloc(sizeof *t->added * (t->nadded + 1));
-    if (!t->tok || !t->vocab || !t->merges || !t->added) return fail(err, errlen, "%s: out of memory", path);
-    for (int i = 0; i < t->n_vocab; i++) t->tok[i].len = -1;
-    for (int i = 0; i < t->vocab_cap; i++) t->vocab[i].id = -1;
-    for (int i = 0; i < t->merges_cap; i++) t->merges[i].rank = -1;
+    if (tok_tables(t, max_id + 1, nv + t->nadded, cJSON_GetArraySize(merges), t->nadded))
+        return fail(err, errlen, "%s: out of memory", path);
 
     size_t maxlen = 1;   /* longest vocab string: bounds every token's bytes */
     cJSON_ArrayForEach(e, vocab) if (strlen(e->string) > maxlen) maxlen = strlen(e->string);

@@ -63,6 +63,11 @@ int tok_utf8_char(const unsigned char *s, size_t n);
 
 /* vocab.c: the smallest power of two >= 16 above 2n (a hash table's size). */
 int tok_pow2_above(int n);
+/* vocab.c: t's tables, empty, for n_vocab ids, n_strings vocabulary
+ * strings, n_merges merges and n_added added tokens (one loader each:
+ * load.c, gguf_vocab.c, placeholder.c). 0, or -1 when out of memory
+ * (tokenizer_free frees what was made). */
+int tok_tables(tokenizer *t, int n_vocab, int n_strings, int n_merges, int n_added);
 /* pretok.c: append a pre-tokenizer stage (PCRE2 pattern, compiled UTF+UCP). */
 int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
                   const char *field, char *err, int errlen);

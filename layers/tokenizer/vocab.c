@@ -104,6 +104,22 @@ int tok_pow2_above(int n)
     return c;
 }
 
+int tok_tables(tokenizer *t, int n_vocab, int n_strings, int n_merges, int n_added)
+{
+    t->n_vocab = n_vocab;
+    t->vocab_cap = tok_pow2_above(n_strings);
+    t->merges_cap = tok_pow2_above(n_merges);
+    t->tok = malloc(sizeof *t->tok * ((size_t)n_vocab + 1));
+    t->vocab = malloc(sizeof *t->vocab * t->vocab_cap);
+    t->merges = malloc(sizeof *t->merges * t->merges_cap);
+    t->added = malloc(sizeof *t->added * ((size_t)n_added + 1));
+    if (!t->tok || !t->vocab || !t->merges || !t->added) return -1;
+    for (int i = 0; i < n_vocab; i++) t->tok[i].len = -1;
+    for (int i = 0; i < t->vocab_cap; i++) t->vocab[i].id = -1;
+    for (int i = 0; i < t->merges_cap; i++) t->merges[i].rank = -1;
+    return 0;
+}
+
 void tokenizer_free(tokenizer *t)
 {
     if (!t) return;

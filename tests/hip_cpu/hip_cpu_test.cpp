@@ -74,7 +74,7 @@ static void check(const std::string &name, const std::string &err, const vec &go
 
 /* A weight matrix [N, K] of dtype dt as the backend gets it, starting at
  * `align` bytes past a 16-byte boundary (0: aligned), in a block exactly
- * its size; f32 is its values (the dequantizer's, layers/tensor/tensor.c). */
+ * its size; f32 is its values (the dequantizer's, layers/common/dtype.c). */
 struct weight {
     tensor t;
     char *mem;
