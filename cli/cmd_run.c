@@ -144,18 +144,16 @@ static int bad_seconds(const char *which, const char *arg) {
 
 int cmd_run(int argc, char **argv) {
     static const struct option OPTS[] = {
-        { "model", 1, 0, 'm' }, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
-        { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'p' },
-        { "device", 1, 0, 'D' }, { "ignore-eos", 0, 0, 'E' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' },
-        { "dtype", 1, 0, 'T' }, { "kv-cache-mb", 1, 0, 'k' }, { "jit", 0, 0, 'J' }, { "tokenizer", 1, 0, 'K' },
-        { "reply", 1, 0, 'R' }, { "web", 0, 0, 'W' }, { "connect-timeout", 1, 0, 'c' }, { "first-byte-timeout", 1, 0, 'f' },
-        { "idle-timeout", 1, 0, 'i' }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *device = "auto", *model_dir = "models/tiny-hi", *url = NULL, *api_key = NULL, *db = "traces/hipath.db", *pftrace = NULL;
-    const char *config = NULL, *dtype = "fp16", *tokenizer = NULL, *reply = NULL;
-    long max_tokens = 64, seed = -1, tp = 1;
-    double temperature = 0, kv_cache_mb = 0;
+        MODEL_OPTIONS, { "url", 1, 0, 'u' }, { "api-key", 1, 0, 'a' }, { "max-tokens", 1, 0, 'n' },
+        { "temperature", 1, 0, 't' }, { "seed", 1, 0, 's' }, { "ignore-eos", 0, 0, 'E' }, { "web", 0, 0, 'W' },
+        { "connect-timeout", 1, 0, 'c' }, { "first-byte-timeout", 1, 0, 'f' }, { "idle-timeout", 1, 0, 'i' },
+        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    model_opts m = { .model = "models/tiny-hi", .device = "auto", .dtype = "fp16", .db = "traces/hipath.db" };
+    const char *url = NULL, *api_key = NULL;
+    long max_tokens = 64, seed = -1;
+    double temperature = 0;
     client_timeouts timeout = { CLIENT_CONNECT_S, CLIENT_FIRST_BYTE_S, CLIENT_IDLE_S };
-    int c, ignore_eos = 0, analytic = 0, web_too = 0;
+    int c, taken, ignore_eos = 0, web_too = 0;
     /* Here, not in main for every command: libcurl's TLS libraries cost
      * about 2 MB resident, and only run and lab (lab.c) send HTTP. Before
      * any thread: libcurl asks for that. */
@@ -163,43 +161,28 @@ int cmd_run(int argc, char **argv) {
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        if ((taken = model_option(&m, c, optarg))) { if (taken < 0) return 1; continue; }
         switch (c) {
-        case 'm': model_dir = optarg; break;
         case 'u': url = optarg; break;
         case 'a': api_key = optarg; break;
         case 'n': if (parse_int(optarg, 1, 1 << 24, &max_tokens)) return stack_fail("--max-tokens must be a positive integer, got '%s'", optarg); break;
         case 't': if (parse_float(optarg, 0, 2, &temperature)) return stack_fail("--temperature must be 0 to 2, got '%s'", optarg); break;
         case 's': if (parse_int(optarg, 0, 0x7fffffffL, &seed)) return stack_fail("--seed must be an integer >= 0, got '%s'", optarg); break;
-        case 'd': db = optarg; break;
-        case 'p': pftrace = optarg; break;
-        case 'D': device = optarg; break;
         case 'E': ignore_eos = 1; break;
-        case 'A': analytic = 1; break;
-        case 'C': config = optarg; break;
-        case 'T': dtype = optarg; break;
-        case 'J': rt_jit(1); break;
-        case 'K': tokenizer = optarg; break;
-        case 'R': reply = optarg; break;
         case 'W': web_too = 1; break;
         case 'c': if (parse_float(optarg, 1e-3, 1e6, &timeout.connect_s)) return bad_seconds("connect", optarg); break;
         case 'f': if (parse_float(optarg, 1e-3, 1e6, &timeout.first_byte_s)) return bad_seconds("first-byte", optarg); break;
         case 'i': if (parse_float(optarg, 1e-3, 1e6, &timeout.idle_s)) return bad_seconds("idle", optarg); break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &kv_cache_mb)) return stack_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
-        case 'g': if (parse_int(optarg, 1, 64, &tp)) return stack_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return stack_fail("run: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
     if (optind != argc - 1) return stack_fail("run: give the message as one argument, e.g. hipath run \"Hi\"");
-    char err[512], base[256], model[256], adev[200];
-    if (analytic && (url || !config)) return stack_fail("run --analytic: needs --config CONFIG.json and no --url");
-    if (config && !analytic) return stack_fail("run: --config is for --analytic (a real run takes --model DIR)");
-    if (url && (tokenizer || reply || web_too || tp > 1)) return stack_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
-    if (analytic) {
-        stack_analytic_device(device, adev, sizeof adev);
-        device = adev;
-        model_dir = config;
-    }
+    char err[512], base[256], model[256];
+    if (url && m.analytic) return stack_fail("run --analytic: needs --config CONFIG.json and no --url");
+    if (model_options_done(&m, "run")) return 1;
+    if (url && (m.tokenizer || m.reply || web_too || m.tp > 1)) return stack_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
+    const char *db = m.db, *pftrace = m.perfetto;
     signal(SIGPIPE, SIG_IGN);
     sigset_t stop;   /* --web waits for these; every thread started from here on leaves them to sigwait */
     sigemptyset(&stop);
@@ -208,18 +191,18 @@ int cmd_run(int argc, char **argv) {
     if (web_too) pthread_sigmask(SIG_BLOCK, &stop, NULL);
     stack k = { .run = -1 };
     char cmd[1024];
-    if (!url && stack_device(&k, device, err, sizeof err)) return stack_fail("%s", err);
+    if (!url && stack_device(&k, m.device, err, sizeof err)) return stack_fail("%s", err);
     stack_command(argc, argv, cmd, sizeof cmd);
-    if ((analytic && check_fits(config, dtype, (int)max_tokens + 64)) ||
-        (stack_trace(&k, db, &pftrace, cmd, url ? url : model_dir, err, sizeof err) && stack_fail("%s", err))) {
+    if ((m.analytic && check_fits(m.config, m.dtype, (int)max_tokens + 64)) ||
+        (stack_trace(&k, db, &pftrace, cmd, url ? url : m.model, err, sizeof err) && stack_fail("%s", err))) {
         stack_close(&k, err, sizeof err);
         return 1;
     }
     web_opts wo = { .cap_mb = 0 };
     if (!url) {
-        server_opts o = { .model_dir = model_dir, .host = "127.0.0.1", .port = 0, .kv_cache_mb = kv_cache_mb,
-                          .open_text = tokenizer_open_text, .tokenizer_path = tokenizer, .reply = reply,
-                          .analytic_dtype = analytic ? dtype : NULL };
+        server_opts o = { .model_dir = m.model, .host = "127.0.0.1", .port = 0, .kv_cache_mb = m.kv_cache_mb,
+                          .open_text = tokenizer_open_text, .tokenizer_path = m.tokenizer, .reply = m.reply,
+                          .analytic_dtype = m.analytic ? m.dtype : NULL };
         if (stack_serve(&k, &o, web_too ? &wo : NULL, db, err, sizeof err)) {
             stack_fail("%s", err);
             stack_close(&k, err, sizeof err);
@@ -242,10 +225,10 @@ int cmd_run(int argc, char **argv) {
     fflush(stdout);
     if (!ok) stack_fail("%s", r.error);
     int64_t run = k.run;
-    if (k.web && ok) serve_on(k.srv, &r, db, pftrace, run, reply, &stop);
+    if (k.web && ok) serve_on(k.srv, &r, db, pftrace, run, m.reply, &stop);
     int traced = stack_close(&k, err, sizeof err) == 0;   /* a trace not written fails the run, the reply printed or not */
     if (!traced) stack_fail("%s", err);
-    else if (ok && !web_too) print_summary(&r, db, pftrace, run, reply);
+    else if (ok && !web_too) print_summary(&r, db, pftrace, run, m.reply);
     chat_result_free(&r);
     return ok && traced ? 0 : 1;
 }

@@ -66,33 +66,28 @@ static const char USAGE[] =
 
 int cmd_serve(int argc, char **argv) {
     static const struct option OPTS[] = {
-        { "model", 1, 0, 'm' }, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
-        { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "kv-cache-mb", 1, 0, 'k' },
-        { "api-key", 1, 0, 'a' }, { "device", 1, 0, 'D' }, { "trace-db", 1, 0, 'd' }, { "perfetto", 1, 0, 'P' },
-        { "jit", 0, 0, 'J' }, { "analytic", 0, 0, 'A' }, { "config", 1, 0, 'C' }, { "dtype", 1, 0, 'T' },
-        { "tokenizer", 1, 0, 't' }, { "reply", 1, 0, 'r' },
+        MODEL_OPTIONS, { "host", 1, 0, 'H' }, { "port", 1, 0, 'p' }, { "served-model-name", 1, 0, 'n' },
+        { "max-model-len", 1, 0, 'l' }, { "max-batch", 1, 0, 'b' }, { "api-key", 1, 0, 'a' },
         { "trace-cap-mb", 1, 0, 'c' }, { "no-trace", 0, 0, 'N' }, { "web", 1, 0, 'W' }, { "labs-dir", 1, 0, 'L' },
         { "max-connections", 1, 0, 'X' }, { "max-connections-per-ip", 1, 0, 'I' }, { "connection-timeout", 1, 0, 'O' },
         { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
         { "split-special-tokens", 0, 0, 'S' }, { "workshop", 0, 0, 'w' }, { "workshop-rate", 1, 0, 1000 },
         { "workshop-max-tokens", 1, 0, 1001 }, { "workshop-students", 1, 0, 1002 }, { "workshop-code", 1, 0, 1003 },
-        { "workshop-max-prompt-tokens", 1, 0, 1004 }, { "workshop-seats-per-address", 1, 0, 1005 }, { "read-timeout", 1, 0, 1006 }, { "tp", 1, 0, 'g' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *device = "auto", *db = "traces/serve.db", *pftrace = NULL, *config = NULL, *dtype = "fp16";
-    int analytic = 0;
+        { "workshop-max-prompt-tokens", 1, 0, 1004 }, { "workshop-seats-per-address", 1, 0, 1005 }, { "read-timeout", 1, 0, 1006 }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    model_opts m = { .device = "auto", .dtype = "fp16", .db = "traces/serve.db" };
     const web_opts plain = { .cap_mb = 512, .workshop_rate = 10, .workshop_max_tokens = 256, .workshop_max_prompt_tokens = 512,
                              .workshop_students = 100, .workshop_seats = 3 };
     web_opts wo = plain;
     int host_given = 0;
     char teacher_key[40];
-    char adev[200];
     server_opts o = { .host = "127.0.0.1", .port = 8000, .open_text = tokenizer_open_text };
-    long v, tp = 1;
-    int c;
+    long v;
+    int c, r;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
+        if ((r = model_option(&m, c, optarg))) { if (r < 0) return 1; continue; }
         switch (c) {
-        case 'm': o.model_dir = optarg; break;
         case 'H': o.host = optarg; host_given = 1; break;
         case 'w': wo.workshop = 1; break;
         case 1000: if (parse_int(optarg, 0, 100000, &v)) return stack_fail("--workshop-rate must be 0 to 100000 a minute, got '%s'", optarg); wo.workshop_rate = (int)v; break;
@@ -110,7 +105,6 @@ int cmd_serve(int argc, char **argv) {
         case 'n': o.served_name = optarg; break;
         case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return stack_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
         case 'b': if (parse_int(optarg, 1, 4096, &v)) return stack_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
-        case 'k': if (parse_float(optarg, 1e-3, 1 << 20, &o.kv_cache_mb)) return stack_fail("--kv-cache-mb must be a positive number, got '%s'", optarg); break;
         case 'a': o.api_key = optarg; break;
         case 'S': o.split_special_tokens = 1; break;
         case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;
@@ -118,33 +112,22 @@ int cmd_serve(int argc, char **argv) {
         case 'O': if (parse_int(optarg, 1, 3600, &v)) return stack_fail("--connection-timeout must be 1 to 3600 seconds, got '%s'", optarg); o.connection_timeout_s = (int)v; break;
         case 'K': if (parse_float(optarg, 0.01, 3600, &o.keepalive_s)) return stack_fail("--sse-keepalive must be 0.01 to 3600 seconds, got '%s'", optarg); break;
         case 'E': if (parse_int(optarg, 1, 64, &v)) return stack_fail("--http-threads must be 1 to 64, got '%s'", optarg); o.http_threads = (int)v; break;
-        case 'D': device = optarg; break;
-        case 'd': db = optarg; break;
-        case 'P': pftrace = optarg; break;
-        case 'J': rt_jit(1); break;
-        case 'A': analytic = 1; break;
-        case 'C': config = optarg; break;
-        case 'T': dtype = optarg; break;
-        case 't': o.tokenizer_path = optarg; break;
-        case 'r': o.reply = optarg; break;
         case 'c': if (parse_float(optarg, 0, 1 << 30, &wo.cap_mb)) return stack_fail("--trace-cap-mb must be a number >= 0, got '%s'", optarg); break;
-        case 'N': db = NULL; break;
+        case 'N': m.db = NULL; break;
         case 'W': wo.root = optarg; break;
         case 'L': wo.labs_dir = optarg; break;
-        case 'g': if (parse_int(optarg, 1, 64, &tp)) return stack_fail("--tp must be 1 to 64 GPUs, got '%s'", optarg); rt_gpus((int)tp); break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return stack_fail("serve: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
     }
-    if (analytic != !!config) return stack_fail("serve: --analytic and --config CONFIG.json go together");
-    if (analytic) {
-        if (o.model_dir) return stack_fail("serve --analytic: a config (--config), not a model (--model)");
-        stack_analytic_device(device, adev, sizeof adev);
-        device = adev;
-        o.model_dir = config;
-        o.analytic_dtype = dtype;
-    }
-    if (!o.model_dir) return stack_fail("serve: --model is required");
+    if (model_options_done(&m, "serve")) return 1;
+    if (!m.model) return stack_fail("serve: --model is required");
+    o.model_dir = m.model;
+    o.analytic_dtype = m.analytic ? m.dtype : NULL;
+    o.tokenizer_path = m.tokenizer;
+    o.reply = m.reply;
+    o.kv_cache_mb = m.kv_cache_mb;
+    const char *db = m.db, *pftrace = m.perfetto;
     if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != plain.workshop_rate || wo.workshop_max_tokens != plain.workshop_max_tokens ||
                          wo.workshop_max_prompt_tokens != plain.workshop_max_prompt_tokens || wo.workshop_students != plain.workshop_students ||
                          wo.workshop_seats != plain.workshop_seats))
@@ -165,7 +148,7 @@ int cmd_serve(int argc, char **argv) {
 
     char err[512], cmd[1024];
     stack k = { .run = -1 };
-    if (stack_device(&k, device, err, sizeof err)) return stack_fail("%s", err);
+    if (stack_device(&k, m.device, err, sizeof err)) return stack_fail("%s", err);
     /* A server is never quiet for long, and may be killed: its trace is
      * written every second, and a thread with 4 MiB of events unwritten
      * (about a second of the writer's work) waits for it. */

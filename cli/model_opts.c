@@ -1,0 +1,40 @@
+/* model_opts.c -- the options `run` and `serve` share (cli.h): the model,
+ * the device it runs on, the trace it records. */
+#include "cli/cli.h"
+#include "layers/runtime/runtime.h"
+#include <stdio.h>
+
+int model_option(model_opts *m, int c, const char *arg) {
+    long tp;
+    switch (c) {
+    case OPT_MODEL: m->model = arg; m->model_given = 1; return 1;
+    case OPT_DEVICE: m->device = arg; return 1;
+    case OPT_JIT: rt_jit(1); return 1;
+    case OPT_ANALYTIC: m->analytic = 1; return 1;
+    case OPT_CONFIG: m->config = arg; return 1;
+    case OPT_DTYPE: m->dtype = arg; return 1;
+    case OPT_TOKENIZER: m->tokenizer = arg; return 1;
+    case OPT_REPLY: m->reply = arg; return 1;
+    case OPT_TRACE_DB: m->db = arg; return 1;
+    case OPT_PERFETTO: m->perfetto = arg; return 1;
+    case OPT_KV_MB:
+        if (parse_float(arg, 1e-3, 1 << 20, &m->kv_cache_mb)) return -stack_fail("--kv-cache-mb must be a positive number, got '%s'", arg);
+        return 1;
+    case OPT_TP:
+        if (parse_int(arg, 1, 64, &tp)) return -stack_fail("--tp must be 1 to 64 GPUs, got '%s'", arg);
+        m->tp = (int)tp;
+        rt_gpus(m->tp);
+        return 1;
+    }
+    return 0;
+}
+
+int model_options_done(model_opts *m, const char *cmd) {
+    if (m->analytic != !!m->config) return stack_fail("%s: --analytic and --config CONFIG.json go together (a real model takes --model)", cmd);
+    if (!m->analytic) return 0;
+    if (m->model_given) return stack_fail("%s --analytic: a config (--config), not a model (--model)", cmd);
+    stack_analytic_device(m->device, m->analytic_device, sizeof m->analytic_device);
+    m->device = m->analytic_device;
+    m->model = m->config;
+    return 0;
+}
