@@ -31,11 +31,6 @@ static const char *text(sqlite3_stmt *st, int col) {
     return s ? s : "";
 }
 
-/* A column as a JSON number, or null. */
-static cJSON *num(sqlite3_stmt *st, int col) {
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? cJSON_CreateNull() : cJSON_CreateNumber(sqlite3_column_double(st, col));
-}
-
 static sqlite3_stmt *prep(sqlite3 *db, const char *sql, int64_t a, int64_t b) {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
@@ -222,10 +217,10 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     cJSON *lat = cJSON_AddObjectToObject(o, "latency");
     cJSON_AddStringToObject(lat, "at", client ? "client" : "server");
     if (client) {
-        cJSON_AddItemToObject(lat, "ttft_ns", num(st, 0));
-        cJSON_AddItemToObject(lat, "tpot_ns", num(st, 1));
-        cJSON_AddItemToObject(lat, "tokens", num(st, 2));
-        cJSON_AddItemToObject(lat, "e2e_ns", num(st, 3));
+        cJSON_AddItemToObject(lat, "ttft_ns", web_column(st, 0));
+        cJSON_AddItemToObject(lat, "tpot_ns", web_column(st, 1));
+        cJSON_AddItemToObject(lat, "tokens", web_column(st, 2));
+        cJSON_AddItemToObject(lat, "e2e_ns", web_column(st, 3));
     }
     sqlite3_finalize(st);
     if (!client) {
@@ -235,10 +230,10 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
                       "max(ts_ns) FILTER (WHERE name = 'sse_done') - min(ts_ns) FILTER (WHERE name = 'http_request') "
                       "FROM slices WHERE run_id = ?1 AND request = ?2 AND layer = 6", run, req);
         if (st && sqlite3_step(st) == SQLITE_ROW) {
-            cJSON_AddItemToObject(lat, "ttft_ns", num(st, 0));
-            cJSON_AddItemToObject(lat, "tpot_ns", num(st, 1));
-            cJSON_AddItemToObject(lat, "tokens", num(st, 2));
-            cJSON_AddItemToObject(lat, "e2e_ns", num(st, 3));
+            cJSON_AddItemToObject(lat, "ttft_ns", web_column(st, 0));
+            cJSON_AddItemToObject(lat, "tpot_ns", web_column(st, 1));
+            cJSON_AddItemToObject(lat, "tokens", web_column(st, 2));
+            cJSON_AddItemToObject(lat, "e2e_ns", web_column(st, 3));
         }
         sqlite3_finalize(st);
     }
@@ -250,7 +245,7 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
                   "WHERE run_id = ?1 AND request = ?2 AND layer = 7 AND name = 'tokenize'", run, req);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         cJSON_AddStringToObject(o, "prompt", text(st, 0));
-        cJSON_AddItemToObject(o, "prompt_tokens", num(st, 1));
+        cJSON_AddItemToObject(o, "prompt_tokens", web_column(st, 1));
     }
     sqlite3_finalize(st);
     cJSON_AddBoolToObject(o, "client_events", client);
@@ -447,10 +442,9 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
         sqlite3_finalize(st);
         return web_fail(rq, 404, "slice_not_found", NULL, "run %lld has no event %lld", (long long)run, (long long)id);
     }
-    cJSON *o = cJSON_CreateObject();
-    const char *keys[] = { "id", "ts_ns", "dur_ns", "layer", "direction", "name", "request", "step", "clock", "track", "depth", "kind", "thread" };
-    for (int i = 0; i < 13; i++)
-        cJSON_AddItemToObject(o, keys[i], sqlite3_column_type(st, i) == SQLITE_TEXT ? cJSON_CreateString(text(st, i)) : num(st, i));
+    static const char *const keys[] = { "id", "ts_ns", "dur_ns", "layer", "direction", "name", "request", "step", "clock", "track",
+                                        "depth", "kind", "thread" };
+    cJSON *o = web_row(st, keys, 13);
     cJSON_AddStringToObject(o, "layer_name", trace_layer_name(sqlite3_column_int(st, 3)));
     cJSON *args = sqlite3_column_type(st, 13) == SQLITE_TEXT ? cJSON_Parse(text(st, 13)) : NULL;
     if (rq->student && args) own_part(w, rq, args);

@@ -124,6 +124,18 @@ static int params(web_req *rq, const web_param *ps, int n, int any, enum MHD_Res
 int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) { return params(rq, ps, n, 0, r); }
 int web_params_some(web_req *rq, const web_param *ps, int n, enum MHD_Result *r) { return params(rq, ps, n, 1, r); }
 
+cJSON *web_column(sqlite3_stmt *st, int col) {
+    int t = sqlite3_column_type(st, col);
+    return t == SQLITE_NULL ? cJSON_CreateNull() : t == SQLITE_TEXT ? cJSON_CreateString((const char *)sqlite3_column_text(st, col))
+                                                                    : cJSON_CreateNumber(sqlite3_column_double(st, col));
+}
+
+cJSON *web_row(sqlite3_stmt *st, const char *const *keys, int n) {
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) cJSON_AddItemToObject(o, keys[i], web_column(st, i));
+    return o;
+}
+
 sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r) {
     sqlite3 *db = NULL;
     if (!w->db[0]) {

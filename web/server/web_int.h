@@ -93,6 +93,11 @@ typedef struct { const char *name; int64_t lo, hi, *out; } web_param;
 int web_params(web_req *rq, const web_param *ps, int n, enum MHD_Result *r);
 int web_params_some(web_req *rq, const web_param *ps, int n, enum MHD_Result *r);
 
+/* A column of the current row as JSON: null, a string or a number; a row's
+ * first n columns as an object with those keys. */
+cJSON *web_column(sqlite3_stmt *st, int col);
+cJSON *web_row(sqlite3_stmt *st, const char *const *keys, int n);
+
 /* The trace, read-only. NULL with the 503 made in *r. */
 sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r);
 

@@ -559,17 +559,8 @@ static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     sqlite3_bind_int64(st, 2, after);
     sqlite3_bind_int64(st, 3, MAX_REQUESTS);
     cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "requests");
-    static const char *keys[] = { "request", "arrived_ns", "owner", "ttft_s", "tokens", "latency_s", "finish", "refused" };
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *q = cJSON_CreateObject();
-        for (int i = 0; i < 8; i++) {
-            int t = sqlite3_column_type(st, i);
-            cJSON_AddItemToObject(q, keys[i], t == SQLITE_NULL ? cJSON_CreateNull()
-                                  : t == SQLITE_TEXT ? cJSON_CreateString((const char *)sqlite3_column_text(st, i))
-                                  : cJSON_CreateNumber(sqlite3_column_double(st, i)));
-        }
-        cJSON_AddItemToArray(a, q);
-    }
+    static const char *const keys[] = { "request", "arrived_ns", "owner", "ttft_s", "tokens", "latency_s", "finish", "refused" };
+    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 8));
     sqlite3_finalize(st);
     return web_json(rq, 200, o);
 }
