@@ -32,7 +32,7 @@ five cells: the table's four, then the column, optionally scaled (`measured × 1
 for seconds quoted in ms) and optionally from another lab (`lab4:t_step` in the
 first cell). The figure before the comment is read with the grammar above (a
 number, `a–b`, or `~` for a host time reported, not checked). A Chinese twin
-must tie the same figures as its English original."""
+must state and tie the same figures as its English original."""
 import glob
 import json
 import re
@@ -143,7 +143,7 @@ def prose(out, docs):
         seen = []
         for i, fig, cells in marks(open(path, encoding="utf-8")):
             where = f"{path}:{i}"
-            seen.append("|".join(cells))
+            seen.append(f"{fig} {'|'.join(cells)}")
             if not fig or len(cells) != 5:
                 fails.append(f"{where}: a tie without a figure before it or without its five cells"); continue
             other, _, name = cells[0].rpartition(":")
@@ -159,8 +159,8 @@ def prose(out, docs):
             reports += [f"{where}: {what}" for what in rep if ".zh." not in path]
             checked += not fig.startswith("~")
         twin = path.replace(".zh.md", ".md")
-        if twin != path and sorted(seen) != sorted("|".join(c) for _, _, c in marks(open(twin, encoding="utf-8"))):
-            fails.append(f"{path}: does not tie the same figures as {twin}")
+        if twin != path and sorted(seen) != sorted(f"{f} {'|'.join(c)}" for _, f, c in marks(open(twin, encoding="utf-8"))):
+            fails.append(f"{path}: does not state and tie the same figures as {twin}")
     return fails, checked, reports
 
 
