@@ -102,6 +102,10 @@ async function timeline(page) {
 }
 
 async function labs(page) {
+  await page.goto(base + "/labs");
+  await page.waitForSelector("#labs-nav a");
+  const tools = await page.$eval(".tl-tools", t => t.offsetParent === null);
+  check(tools, "the labs index shows no profile dropdown and no run button (there is no lab to run)");
   await page.goto(base + "/labs/3");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 30000 });
   const points = await page.$$eval("circle.point", c => c.length);
@@ -109,6 +113,8 @@ async function labs(page) {
   await page.screenshot({ path: `${out}/labs.png`, fullPage: true });
   await page.goto(base + "/labs/1");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 30000 });
+  const said = await page.$eval("#charts", c => c.textContent.match(/TTFT [^,]*/)?.[0] ?? "");
+  check(/^TTFT \d[\d.]* ms$/.test(said), `lab 1 says its TTFT as a number of ms: "${said}"`);
   await page.selectOption("#device", "h100");
   await page.click("#run");
   await page.waitForFunction(() => /sim:h100/.test(document.getElementById("status").textContent) && document.querySelector("rect.bar"),

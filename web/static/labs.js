@@ -34,6 +34,9 @@ function profileName() {
   return d.includes(":") ? d.split(":")[1] : d;
 }
 
+// A figure already in ms: three digits, no SI prefix on top of the unit.
+const ms = v => v == null || !isFinite(v) ? "–" : String(+(+v).toPrecision(3));
+
 const DRAW = {
   1() {
     const layers = rows("layer_ms_8").length ? [8, 7, 6, 5, 4, 3, 2, 1] : [];
@@ -41,7 +44,7 @@ const DRAW = {
     card(hp.t("labtitle")[1], barChart({
       categories: layers.map(l => hp.t("lanes")[l]), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
       groups: [{ name: c("window2"), values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
-      `TTFT ${hp.si(rows("ttft_ms")[0]?.measured)} ms, e2e ${hp.si(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
+      `TTFT ${ms(rows("ttft_ms")[0]?.measured)} ms, e2e ${ms(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
   },
   2() {
     const cells = rows("max_kv_tokens", { dtype: "bf16" }).filter(r => r.predicted != null);
@@ -182,7 +185,7 @@ async function main() {
     if (n === N) a.className = "here";
     nav.append(a, document.createElement("br"));
   }
-  if (!N) return;
+  if (!N) { document.querySelector(".tl-tools").hidden = true; return; }   // the index: no lab to run
   nav.hidden = true;
   document.getElementById("lab-title").textContent = `${hp.t("lab")} ${N}: ${hp.t("labtitle")[N]}`;
   sel.innerHTML = `<option value="">${hp.esc(hp.t("default_run"))}</option>` +
