@@ -111,6 +111,11 @@ async function labs(page) {
   const points = await page.$$eval("circle.point", c => c.length);
   check(points > 0, `lab 3's roofline: ${points} kernel points under the ceilings`);
   await page.screenshot({ path: `${out}/labs.png`, fullPage: true });
+  await page.goto(base + "/labs/7");
+  await page.waitForSelector("body[data-chart=drawn]", { timeout: 60000 });
+  const bars = await page.$$eval("#charts svg text[text-anchor=middle]", t => t.map(x => x.firstChild.textContent).filter(s => s.includes(" @ ")));
+  check(bars.length >= 5 && new Set(bars).size === bars.length && !bars.some(b => b.endsWith("…")),
+        `lab 7's bars are told apart by their labels: ${bars.join(" | ")}`);
   await page.goto(base + "/labs/1");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 30000 });
   const said = await page.$eval("#charts", c => c.textContent.match(/TTFT [^,]*/)?.[0] ?? "");

@@ -35,6 +35,8 @@ function profileName() {
 }
 
 // A figure already in ms: three digits, no SI prefix on top of the unit.
+// A model's name short enough that its device (w7900, w7900-2x, w7900-2xflops) shows in a bar's label.
+const short = m => m.replace(/^deepseek-r1-distill-qwen-/, "R1-");
 const ms = v => v == null || !isFinite(v) ? "–" : String(+(+v).toPrecision(3));
 
 const DRAW = {
@@ -124,7 +126,7 @@ const DRAW = {
     const devs = distinct("device", rows("e2e_s"));
     const one = (q, d) => rows(q, { device: d })[0]?.measured;
     const share = devs.map(d => one("device_s", d) / one("e2e_s", d)), waves = devs.map(d => one("f_scaled", d));
-    card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${rows("e2e_s", { device: d })[0].model.slice(0, 14)} @ ${d}`),
+    card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${short(rows("e2e_s", { device: d })[0].model)} @ ${d.replace(/^(sim|analytic):/, "")}`),
       ylabel: c("e2eshare"), yrange: [0, 1.05], width: 820, height: 380, fmty: v => (v * 100).toFixed(0) + "%",
       groups: [{ name: c("waves"), color: "#3b7dd8", values: waves },
                { name: c("fixed"), color: "#8fc1e8", values: share.map((s, i) => s - waves[i]) },
