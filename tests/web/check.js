@@ -113,7 +113,7 @@ async function labs(page) {
   await page.screenshot({ path: `${out}/labs.png`, fullPage: true });
   await page.goto(base + "/labs/7");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 60000 });
-  const bars = await page.$$eval("#charts svg text[text-anchor=middle]", t => t.map(x => x.firstChild.textContent).filter(s => s.includes(" @ ")));
+  const bars = await page.$$eval("#charts svg text[text-anchor=middle]", t => t.map(x => x.firstChild?.nodeValue ?? "").filter(s => s.includes(" @ ")));
   check(bars.length >= 5 && new Set(bars).size === bars.length && !bars.some(b => b.endsWith("…")),
         `lab 7's bars are told apart by their labels: ${bars.join(" | ")}`);
   await page.goto(base + "/labs/1");
