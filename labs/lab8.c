@@ -123,6 +123,8 @@ static int run_rows(lab *L, const gpu_profile *g, const char *gpu, int N, const 
 }
 
 int lab8(lab *L) {
+    /* Its GPUs are its question: say so, since the device line above names --device's. */
+    fprintf(stderr, "hipath lab 8: Llama-2-70B, analytic, on 1-8 x H100 and MI300X (not --device %s, not --model)\n", L->device);
     for (int i = 0; i < NG; i++) {
         gpu_profile g;
         parts m[NN];

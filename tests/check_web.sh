@@ -24,8 +24,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 fail=0
 . tests/server/serve.sh
 
-# The labs the page charts: lab 3's roofline; lab 1, which the page runs again on another profile.
-for n in 1 3; do
+# The labs the page charts: lab 3's roofline; lab 7's bars (told apart by label); lab 1,
+# which the page runs again on another profile.
+for n in 1 3 7; do
   build/hipath lab $n --out $OUT/labs/lab$n >$OUT/lab$n.log 2>&1 || { echo "FAIL: hipath lab $n:"; tail -5 $OUT/lab$n.log; fail=1; }
 done
 

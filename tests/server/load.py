@@ -3,7 +3,7 @@
 (tests/check_load.sh, bench/serve_bench.sh).
 
 usage: load.py URL --concurrency C --requests N [--max-tokens M] [--ignore-eos]
-               [--temperature T] [--check] [--json FILE]
+               [--temperature T] [--check] [--json FILE] [--prompt TEXT ...]
 Each client sends streaming chat requests (temperature 0 unless --temperature) one after another
 until N have been sent in all, and times them where the user sits: TTFT is
 request sent -> first text. --check first asks for every prompt once without
@@ -89,11 +89,13 @@ def main():
     ap.add_argument("--temperature", type=float, default=0, help="for benchmarks; --check needs 0")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json")
+    ap.add_argument("--prompt", action="append", help="send only this prompt (repeatable; default: the mixed list)")
     a = ap.parse_args()
+    prompts = a.prompt or PROMPTS
 
     ref = {}
     if a.check:   # one at a time, not streamed: the reference
-        for p in PROMPTS:
+        for p in prompts:
             r = request(a.url, p, a.max_tokens, False, a.ignore_eos)
             if r["error"]:
                 raise SystemExit("reference request failed: %s" % r["error"])
@@ -109,9 +111,9 @@ def main():
                     return
                 next_i[0] += 1
             try:
-                r = request(a.url, PROMPTS[i % len(PROMPTS)], a.max_tokens, True, a.ignore_eos, a.temperature)
+                r = request(a.url, prompts[i % len(prompts)], a.max_tokens, True, a.ignore_eos, a.temperature)
             except Exception as e:   # a dropped connection is an error, not a crash of the test
-                r = {"prompt": PROMPTS[i % len(PROMPTS)], "status": 0, "error": repr(e), "text": "", "tokens": 0, "ttft": None}
+                r = {"prompt": prompts[i % len(prompts)], "status": 0, "error": repr(e), "text": "", "tokens": 0, "ttft": None}
             with lock:
                 results.append(r)
 

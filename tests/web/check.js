@@ -102,13 +102,24 @@ async function timeline(page) {
 }
 
 async function labs(page) {
+  await page.goto(base + "/labs");
+  await page.waitForSelector("#labs-nav a");
+  const tools = await page.$eval(".tl-tools", t => t.offsetParent === null);
+  check(tools, "the labs index shows no profile dropdown and no run button (there is no lab to run)");
   await page.goto(base + "/labs/3");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 30000 });
   const points = await page.$$eval("circle.point", c => c.length);
   check(points > 0, `lab 3's roofline: ${points} kernel points under the ceilings`);
   await page.screenshot({ path: `${out}/labs.png`, fullPage: true });
+  await page.goto(base + "/labs/7");
+  await page.waitForSelector("body[data-chart=drawn]", { timeout: 60000 });
+  const bars = await page.$$eval("#charts svg text[text-anchor=middle]", t => t.map(x => x.firstChild?.nodeValue ?? "").filter(s => s.includes(" @ ")));
+  check(bars.length >= 5 && new Set(bars).size === bars.length && !bars.some(b => b.endsWith("…")),
+        `lab 7's bars are told apart by their labels: ${bars.join(" | ")}`);
   await page.goto(base + "/labs/1");
   await page.waitForSelector("body[data-chart=drawn]", { timeout: 30000 });
+  const said = await page.$eval("#charts", c => c.textContent.match(/TTFT [^,]*/)?.[0] ?? "");
+  check(/^TTFT \d[\d.]* ms$/.test(said), `lab 1 says its TTFT as a number of ms: "${said}"`);
   await page.selectOption("#device", "h100");
   await page.click("#run");
   await page.waitForFunction(() => /sim:h100/.test(document.getElementById("status").textContent) && document.querySelector("rect.bar"),

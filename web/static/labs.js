@@ -34,6 +34,11 @@ function profileName() {
   return d.includes(":") ? d.split(":")[1] : d;
 }
 
+// A figure already in ms: three digits, no SI prefix on top of the unit.
+// A model's name short enough that its device (w7900, w7900-2x, w7900-2xflops) shows in a bar's label.
+const short = m => m.replace(/^deepseek-r1-distill-qwen-/, "R1-");
+const ms = v => v == null || !isFinite(v) ? "–" : String(+(+v).toPrecision(3));
+
 const DRAW = {
   1() {
     const layers = rows("layer_ms_8").length ? [8, 7, 6, 5, 4, 3, 2, 1] : [];
@@ -41,7 +46,7 @@ const DRAW = {
     card(hp.t("labtitle")[1], barChart({
       categories: layers.map(l => hp.t("lanes")[l]), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
       groups: [{ name: c("window2"), values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
-      `TTFT ${hp.si(rows("ttft_ms")[0]?.measured)} ms, e2e ${hp.si(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
+      `TTFT ${ms(rows("ttft_ms")[0]?.measured)} ms, e2e ${ms(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
   },
   2() {
     const cells = rows("max_kv_tokens", { dtype: "bf16" }).filter(r => r.predicted != null);
@@ -121,7 +126,7 @@ const DRAW = {
     const devs = distinct("device", rows("e2e_s"));
     const one = (q, d) => rows(q, { device: d })[0]?.measured;
     const share = devs.map(d => one("device_s", d) / one("e2e_s", d)), waves = devs.map(d => one("f_scaled", d));
-    card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${rows("e2e_s", { device: d })[0].model.slice(0, 14)} @ ${d}`),
+    card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${short(rows("e2e_s", { device: d })[0].model)} @ ${d.replace(/^(sim|analytic):/, "")}`),
       ylabel: c("e2eshare"), yrange: [0, 1.05], width: 820, height: 380, fmty: v => (v * 100).toFixed(0) + "%",
       groups: [{ name: c("waves"), color: "#3b7dd8", values: waves },
                { name: c("fixed"), color: "#8fc1e8", values: share.map((s, i) => s - waves[i]) },
@@ -182,7 +187,7 @@ async function main() {
     if (n === N) a.className = "here";
     nav.append(a, document.createElement("br"));
   }
-  if (!N) return;
+  if (!N) { document.querySelector(".tl-tools").hidden = true; return; }   // the index: no lab to run
   nav.hidden = true;
   document.getElementById("lab-title").textContent = `${hp.t("lab")} ${N}: ${hp.t("labtitle")[N]}`;
   sel.innerHTML = `<option value="">${hp.esc(hp.t("default_run"))}</option>` +
