@@ -69,22 +69,21 @@ $(BUILD)/obj/trace/trace_sqlite.o: $(GIT_REV_H)
 .PHONY: FORCE
 FORCE:
 
-# The labs' SQL (labs/sql/), embedded so build/hipath finds it from any
-# folder: an enum constant SQL_<FILE NAME> per file and, where LAB_SQL_TEXT
-# is defined (labs/lab.c, tests/unit/test_lab_sql.c), each file's path and text.
+# SQL embedded so build/hipath finds it from any folder (scripts/embed-sql.sh):
+# an enum constant per file and, where <ARRAY>_TEXT is defined, each file's
+# path and text. The trace's readers' queries (trace/sql/: TSQL_<FILE NAME>,
+# TRACE_SQL in trace/sql.c) and the labs' own (labs/sql/: SQL_<FILE NAME>,
+# LAB_SQL in labs/lab.c and tests/unit/test_lab_sql.c).
+TRACE_SQL   := $(sort $(wildcard trace/sql/*.sql))
+TRACE_SQL_H := $(BUILD)/gen/trace/trace_sql.h
+$(TRACE_SQL_H): $(TRACE_SQL) scripts/embed-sql.sh
+	@mkdir -p $(dir $@)
+	@sh scripts/embed-sql.sh TRACE_SQL TSQL_ $(TRACE_SQL) > $@
 LAB_SQL   := $(sort $(wildcard labs/sql/*.sql))
 LAB_SQL_H := $(BUILD)/gen/labs/lab_sql.h
-$(LAB_SQL_H): $(LAB_SQL) Makefile
+$(LAB_SQL_H): $(LAB_SQL) scripts/embed-sql.sh
 	@mkdir -p $(dir $@)
-	@{ echo "/* lab_sql.h -- made by the Makefile from the files in labs/sql/ */"; \
-	   echo "#ifndef HIPATH_LAB_SQL_H"; echo "#define HIPATH_LAB_SQL_H"; \
-	   echo "enum lab_sql {"; \
-	   for f in $(LAB_SQL); do echo "    SQL_$$(basename $$f .sql | tr a-z- A-Z_),"; done; \
-	   echo "    SQL_COUNT"; echo "};"; \
-	   echo "#ifdef LAB_SQL_TEXT"; \
-	   echo "static const struct { const char *file, *text; } LAB_SQL[SQL_COUNT] = {"; \
-	   for f in $(LAB_SQL); do echo "    { \"$$f\","; sed 's/\\/\\\\/g; s/"/\\"/g; s/^/      "/; s/$$/\\n"/' $$f; echo "    },"; done; \
-	   echo "};"; echo "#endif"; echo "#endif"; } > $@
+	@sh scripts/embed-sql.sh LAB_SQL SQL_ $(LAB_SQL) > $@
 
 # The labs' charts (labs/plot.py), embedded the same way: LAB_PLOT, its text,
 # which `hipath lab N` hands to python3.
@@ -96,7 +95,7 @@ $(LAB_PLOT_H): labs/plot.py Makefile
 	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/    "/; s/$$/\\n"/' labs/plot.py; echo ";"; } > $@
 
 # Sources that include a generated header must wait for it.
-$(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C))
+$(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C)) | $(TRACE_SQL_H)
 $(CLI_OBJ): | $(LAB_SQL_H) $(LAB_PLOT_H)
 
 $(BUILD)/libhipath.a: $(LIB_OBJ)

@@ -9,6 +9,7 @@
  */
 #include "trace/export.h"
 #include "trace/db_error.h"
+#include "trace/sql.h"
 #include "trace/trace_sink.h"
 #include <cjson/cJSON.h>
 #include <sqlite3.h>
@@ -36,12 +37,6 @@ typedef struct { int64_t slice; uint64_t id; int out; } flow_end;
 static int by_slice(const void *a, const void *b) {
     const flow_end *x = a, *y = b;
     return x->slice < y->slice ? -1 : x->slice > y->slice ? 1 : 0;
-}
-
-static const char *dir_names[] = { "none", "down", "up" };
-static int parse_name(const char *s, const char **names, int n) {
-    for (int i = 0; s && i < n; i++) if (!strcmp(s, names[i])) return i;
-    return 0;
 }
 
 /* The args JSON into e's args (string values point into j, kept until the event is written). */
@@ -81,10 +76,8 @@ int trace_export_perfetto(const char *db_path, int64_t run, int64_t t0, int64_t 
     if (!pf) { if (!p) snprintf(err, errlen, "out of memory"); goto out; }
     *events = 0;
 
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "SELECT layer, track, name FROM tracks WHERE run_id = ?1", -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_EXPORT_TRACKS, run);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         trace_event e = { .kind = EV_TRACK, .w = { .layer = sqlite3_column_int(st, 0), .track = sqlite3_column_int(st, 1) } };
         e.name = pooled(p, (const char *)sqlite3_column_text(st, 2));
         tpf_event(pf, &e);
@@ -92,16 +85,9 @@ int trace_export_perfetto(const char *db_path, int64_t run, int64_t t0, int64_t 
     sqlite3_finalize(st);
 
     /* A slice is in the window when it overlaps it. */
-    const char *in = "run_id = ?1 AND ts_ns <= ?3 AND ts_ns + coalesce(dur_ns, 0) >= ?2";
-    char q[1024];
-    snprintf(q, sizeof q, "SELECT f.flow_id, f.from_slice, f.to_slice FROM flows f "
-             "JOIN slices a ON a.id = f.from_slice JOIN slices b ON b.id = f.to_slice "
-             "WHERE f.run_id = ?1 AND a.ts_ns <= ?3 AND a.ts_ns + coalesce(a.dur_ns, 0) >= ?2 "
-             "AND b.ts_ns <= ?3 AND b.ts_ns + coalesce(b.dur_ns, 0) >= ?2");
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, t0); sqlite3_bind_int64(st, 3, t1);
+    st = TSQL_PREP(db, TSQL_EXPORT_FLOWS, run, t0, t1);
     int cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         if (nfl + 2 > cap) {
             flow_end *m = realloc(fl, (cap = 2 * cap + 64) * sizeof *fl);
             if (!m) { sqlite3_finalize(st); snprintf(err, errlen, "out of memory"); goto out; }
@@ -114,21 +100,17 @@ int trace_export_perfetto(const char *db_path, int64_t run, int64_t t0, int64_t 
     sqlite3_finalize(st);
     if (nfl) qsort(fl, nfl, sizeof *fl, by_slice);
 
-    snprintf(q, sizeof q, "SELECT id, ts_ns, dur_ns, layer, direction, name, request, step, clock, track, depth, kind, "
-             "thread, args FROM slices WHERE %s ORDER BY ts_ns, depth, id", in);
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, t0); sqlite3_bind_int64(st, 3, t1);
-    static const char *clocks[] = { "measured", "modeled", "mixed" };
+    st = TSQL_PREP(db, TSQL_EXPORT_SLICES, run, t0, t1);
     int f = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         int instant = !strcmp((const char *)sqlite3_column_text(st, 11), "instant");
         trace_event e = {
             .kind = instant ? EV_INSTANT : EV_SLICE,
-            .w = { .layer = sqlite3_column_int(st, 3), .dir = parse_name((const char *)sqlite3_column_text(st, 4), dir_names, 3),
+            .w = { .layer = sqlite3_column_int(st, 3), .dir = trace_dir_of((const char *)sqlite3_column_text(st, 4)),
                    .req = sqlite3_column_type(st, 6) == SQLITE_NULL ? NO_REQ : sqlite3_column_int64(st, 6),
                    .step = sqlite3_column_type(st, 7) == SQLITE_NULL ? NO_STEP : sqlite3_column_int64(st, 7),
-                   .clock = parse_name((const char *)sqlite3_column_text(st, 8), clocks, 3),
+                   .clock = trace_clock_of((const char *)sqlite3_column_text(st, 8)),
                    .track = sqlite3_column_int(st, 9) },
             .thread = sqlite3_column_int(st, 12) % TRACE_MAX_THREADS,
             .depth = sqlite3_column_int(st, 10),
@@ -153,11 +135,8 @@ int trace_export_perfetto(const char *db_path, int64_t run, int64_t t0, int64_t 
     }
     sqlite3_finalize(st);
 
-    snprintf(q, sizeof q, "SELECT ts_ns, layer, track, name, value, clock FROM counters "
-             "WHERE run_id = ?1 AND ts_ns BETWEEN ?2 AND ?3 ORDER BY ts_ns");
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, t0); sqlite3_bind_int64(st, 3, t1);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    st = TSQL_PREP(db, TSQL_EXPORT_COUNTERS, run, t0, t1);
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         trace_event e = { .kind = EV_COUNTER, .ts = (uint64_t)sqlite3_column_int64(st, 0),
                           .w = { .layer = sqlite3_column_int(st, 1), .track = sqlite3_column_int(st, 2) },
                           .value = sqlite3_column_double(st, 4) };

@@ -1,6 +1,8 @@
 /* names.c -- the words a trace uses for layers, directions and clocks: the
- * SQLite columns, the Perfetto annotations and the CLI's tables all say these. */
+ * SQLite columns, the Perfetto annotations, the CLI's tables and the web
+ * page (through /api/info) all say these, and read them back here. */
 #include "trace/trace_sink.h"
+#include <string.h>
 
 static const char *layer_names[] = { "?", "gpu", "runtime", "kernels", "ops",
                                      "tensor", "scheduler", "tokenizer", "client" };
@@ -15,4 +17,14 @@ const char *trace_dir_name(int dir)
 const char *trace_clock_name(int clock)
 {
     return clock == TRACE_MODELED ? "modeled" : clock == TRACE_MIXED ? "mixed" : "measured";
+}
+int trace_dir_of(const char *name)
+{
+    for (int d = DIR_NONE; d <= DIR_UP; d++) if (name && !strcmp(name, trace_dir_name(d))) return d;
+    return DIR_NONE;
+}
+int trace_clock_of(const char *name)
+{
+    for (int c = TRACE_MEASURED; c <= TRACE_MIXED; c++) if (name && !strcmp(name, trace_clock_name(c))) return c;
+    return TRACE_MEASURED;
 }

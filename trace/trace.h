@@ -32,6 +32,8 @@ enum trace_dir   { DIR_NONE = 0, DIR_DOWN = 1, DIR_UP = 2 };
 enum trace_clock { TRACE_MEASURED = 0, TRACE_MODELED = 1, TRACE_MIXED = 2 };
 const char *trace_dir_name(int dir);     /* "none", "down", "up" */
 const char *trace_clock_name(int clock); /* "measured", "modeled", "mixed" */
+int trace_dir_of(const char *name);      /* and back (DIR_NONE, TRACE_MEASURED for a name it has not) */
+int trace_clock_of(const char *name);
 
 /* Key/value argument attached to an event. ARG_STR strings are copied;
  * ARG_LIT strings are kept by pointer, so they must outlive the trace (a

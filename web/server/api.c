@@ -9,6 +9,7 @@
 #include "layers/gpu/profile.h"
 #include "trace/db_error.h"
 #include "trace/journey.h"
+#include "trace/sql.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,42 +19,18 @@
 #define MAX_FLOWS  5000
 #define MAX_LIST   500
 
-static const char *CLOCKS[] = { "measured", "modeled", "mixed" };
-static const char *DIRS[] = { "none", "down", "up" };
-
-static int index_of(const char *s, const char **names, int n) {
-    for (int i = 0; s && i < n; i++) if (!strcmp(s, names[i])) return i;
-    return 0;
-}
-
 static const char *text(sqlite3_stmt *st, int col) {
     const char *s = (const char *)sqlite3_column_text(st, col);
     return s ? s : "";
 }
 
-static sqlite3_stmt *prep(sqlite3 *db, const char *sql, int64_t a, int64_t b) {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
-    sqlite3_bind_int64(st, 1, a);
-    if (sqlite3_bind_parameter_count(st) >= 2) sqlite3_bind_int64(st, 2, b);
-    return st;
-}
-
-/* One number from one row (def when there is none). */
-static int64_t scalar(sqlite3 *db, const char *sql, int64_t a, int64_t b, int64_t def) {
-    sqlite3_stmt *st = prep(db, sql, a, b);
-    int64_t v = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : def;
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* The run a request names (?run=), else the server's own. */
 static int64_t default_run(const web *w, sqlite3 *db) {
-    return w->run > 0 ? w->run : scalar(db, "SELECT max(id) FROM runs WHERE ?1 = ?1", 0, 0, 0);
+    return w->run > 0 ? w->run : trace_sql_scalar(db, TSQL_WEB_LAST_RUN, 0, NULL, 0);
 }
 
 static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
-    sqlite3_stmt *st = prep(db, "SELECT id, command, model, device, clock_domain, started_at, ended_at FROM runs WHERE id = ?1", run, 0);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_RUN, run);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         cJSON_AddNumberToObject(o, "run", (double)sqlite3_column_int64(st, 0));
         cJSON_AddStringToObject(o, "command", text(st, 1));
@@ -69,7 +46,18 @@ static void add_run(cJSON *o, sqlite3 *db, int64_t run) {
     sqlite3_finalize(st);
 }
 
-/* GET /api/info: the run being served, the device, the profiles. */
+/* The trace's words for layers, clocks and directions (trace/names.c), by
+ * their numbers: the page says what the trace says. */
+static void add_names(cJSON *n) {
+    cJSON *a = cJSON_AddArrayToObject(n, "layers");
+    for (int l = 0; l <= L_CLIENT; l++) cJSON_AddItemToArray(a, cJSON_CreateString(l ? trace_layer_name(l) : ""));
+    a = cJSON_AddArrayToObject(n, "clocks");
+    for (int c = TRACE_MEASURED; c <= TRACE_MIXED; c++) cJSON_AddItemToArray(a, cJSON_CreateString(trace_clock_name(c)));
+    a = cJSON_AddArrayToObject(n, "dirs");
+    for (int d = DIR_NONE; d <= DIR_UP; d++) cJSON_AddItemToArray(a, cJSON_CreateString(trace_dir_name(d)));
+}
+
+/* GET /api/info: the run being served, the device, the profiles, the trace's words. */
 static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     cJSON *o = cJSON_CreateObject();
     add_run(o, db, default_run(w, db));
@@ -77,6 +65,7 @@ static enum MHD_Result info(web *w, web_req *rq, sqlite3 *db) {
     cJSON_AddNumberToObject(o, "student", rq->student);
     cJSON_AddNumberToObject(o, "workshop_max_tokens", web_workshop_max_tokens(w));
     cJSON_AddStringToObject(o, "db", w->db);
+    add_names(cJSON_AddObjectToObject(o, "names"));
     cJSON_AddNumberToObject(o, "cap_mb", w->cap_mb);
     char list[1024], *save;
     gpu_profile_list(list, sizeof list);
@@ -91,7 +80,7 @@ static enum MHD_Result runs(web *w, web_req *rq, sqlite3 *db) {
     web_param ps[] = { { "limit", 1, MAX_LIST, &limit } };
     enum MHD_Result r;
     if (web_params(rq, ps, 1, &r)) return r;
-    sqlite3_stmt *st = prep(db, "SELECT id FROM runs ORDER BY id DESC LIMIT ?1", limit, 0);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_RUNS, limit);
     cJSON *a = cJSON_CreateArray();
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
@@ -124,8 +113,7 @@ static enum MHD_Result own_requests(web *w, web_req *rq, sqlite3 *db, int64_t be
     int n = web_workshop_ids(w, rq->student, before, ids, (int)limit);
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++) {
-        sqlite3_stmt *st = prep(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
-                                    "WHERE run_id = ?1 AND request = ?2", w->run, ids[i]);
+        sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_REQUEST_ROW, w->run, ids[i]);
         if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
             cJSON_AddItemToArray(a, request_row(ids[i], sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
                                                 sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3)));
@@ -145,14 +133,11 @@ static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     enum MHD_Result r;
     if (web_params(rq, ps, 3, &r)) return r;
     if (rq->student) return own_requests(w, rq, db, before, limit);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT request, min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)), count(*), max(layer = 8) FROM slices "
-                               "WHERE run_id = ?1 AND request IS NOT NULL AND request < ?2 GROUP BY request "
-                               "ORDER BY request DESC LIMIT ?3", -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_REQUESTS, run, before, limit);
+    if (!st) {
         char why[256];
         return web_fail(rq, 500, "server_error", NULL, "%s", trace_db_why(db, why, sizeof why));
     }
-    sqlite3_bind_int64(st, 1, run); sqlite3_bind_int64(st, 2, before); sqlite3_bind_int64(st, 3, limit);
     cJSON *a = cJSON_CreateArray();
     while (sqlite3_step(st) == SQLITE_ROW)
         cJSON_AddItemToArray(a, request_row(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
@@ -207,42 +192,17 @@ static enum MHD_Result request(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     cJSON_AddNumberToObject(o, "request", (double)req);
     cJSON_AddNumberToObject(o, "start_ns", (double)t0);
     cJSON_AddNumberToObject(o, "end_ns", (double)t1);
-    cJSON_AddNumberToObject(o, "events", (double)scalar(db, "SELECT count(*) FROM slices WHERE run_id = ?1 AND ts_ns BETWEEN "
-                            "(SELECT min(ts_ns) FROM slices WHERE run_id = ?1 AND request = ?2) AND "
-                            "(SELECT max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2) "
-                            "AND (request IS NULL OR request = ?2)", run, req, 0));
+    cJSON_AddNumberToObject(o, "events", (double)trace_sql_scalar(db, TSQL_WEB_REQUEST_EVENTS, 2, (int64_t[]){ run, req }, 0));
     /* Latency at the client, when a client recorded its side (hipath run, the chat page); else at the server. */
-    sqlite3_stmt *st = prep(db, "SELECT ttft_ns, tpot_ns, n_tokens, e2e_ns FROM v_request_latency WHERE run_id = ?1 AND request = ?2", run, req);
-    int client = st && sqlite3_step(st) == SQLITE_ROW;
-    cJSON *lat = cJSON_AddObjectToObject(o, "latency");
-    cJSON_AddStringToObject(lat, "at", client ? "client" : "server");
-    if (client) {
-        cJSON_AddItemToObject(lat, "ttft_ns", web_column(st, 0));
-        cJSON_AddItemToObject(lat, "tpot_ns", web_column(st, 1));
-        cJSON_AddItemToObject(lat, "tokens", web_column(st, 2));
-        cJSON_AddItemToObject(lat, "e2e_ns", web_column(st, 3));
-    }
+    static const char *const lat_keys[] = { "at", "ttft_ns", "tpot_ns", "tokens", "e2e_ns" };
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_REQUEST_LATENCY, run, req);
+    int row = st && sqlite3_step(st) == SQLITE_ROW, client = row && !strcmp(text(st, 0), "client");
+    cJSON_AddItemToObject(o, "latency", row ? web_row(st, lat_keys, 5) : cJSON_CreateObject());
     sqlite3_finalize(st);
-    if (!client) {
-        st = prep(db, "SELECT min(ts_ns) FILTER (WHERE name = 'sse_chunk') - min(ts_ns) FILTER (WHERE name = 'http_request'), "
-                      "(max(ts_ns) FILTER (WHERE name = 'sse_chunk') - min(ts_ns) FILTER (WHERE name = 'sse_chunk')) * 1.0 / "
-                      "nullif(count(*) FILTER (WHERE name = 'sse_chunk') - 1, 0), count(*) FILTER (WHERE name = 'sse_chunk'), "
-                      "max(ts_ns) FILTER (WHERE name = 'sse_done') - min(ts_ns) FILTER (WHERE name = 'http_request') "
-                      "FROM slices WHERE run_id = ?1 AND request = ?2 AND layer = 6", run, req);
-        if (st && sqlite3_step(st) == SQLITE_ROW) {
-            cJSON_AddItemToObject(lat, "ttft_ns", web_column(st, 0));
-            cJSON_AddItemToObject(lat, "tpot_ns", web_column(st, 1));
-            cJSON_AddItemToObject(lat, "tokens", web_column(st, 2));
-            cJSON_AddItemToObject(lat, "e2e_ns", web_column(st, 3));
-        }
-        sqlite3_finalize(st);
-    }
-    st = prep(db, "SELECT group_concat(t, '') FROM (SELECT json_extract(args, '$.text') AS t FROM slices "
-                  "WHERE run_id = ?1 AND request = ?2 AND layer = 6 AND name = 'sse_chunk' ORDER BY ts_ns)", run, req);
+    st = TSQL_PREP(db, TSQL_WEB_REQUEST_REPLY, run, req);
     if (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddStringToObject(o, "reply", text(st, 0));
     sqlite3_finalize(st);
-    st = prep(db, "SELECT json_extract(args, '$.text'), json_extract(args, '$.tokens') FROM slices "
-                  "WHERE run_id = ?1 AND request = ?2 AND layer = 7 AND name = 'tokenize'", run, req);
+    st = TSQL_PREP(db, TSQL_WEB_REQUEST_PROMPT, run, req);
     if (st && sqlite3_step(st) == SQLITE_ROW) {
         cJSON_AddStringToObject(o, "prompt", text(st, 0));
         cJSON_AddItemToObject(o, "prompt_tokens", web_column(st, 1));
@@ -265,15 +225,13 @@ static int name_index(slice_out *so, const char *name) {
     return so->nnames++;
 }
 
-/* A row's columns, of the table aliased p ("" or "a."). */
-#define SLICE_COLS(p) p "id, " p "ts_ns, coalesce(" p "dur_ns, 0), " p "layer, " p "name, " p "clock, " p "direction, " \
-                      p "depth, " p "kind = 'instant', " p "track"
+/* A row's columns (trace/sql/web-events-drawn.sql's). */
 #define NCOLS 10
 static void add_slice(slice_out *so, sqlite3_stmt *st, int col, int64_t t0) {
     int nm = name_index(so, text(st, col + 4));
     double v[NCOLS] = { (double)sqlite3_column_int64(st, col), (double)(sqlite3_column_int64(st, col + 1) - t0),
                         (double)sqlite3_column_int64(st, col + 2), sqlite3_column_int(st, col + 3), nm,
-                        index_of(text(st, col + 5), CLOCKS, 3), index_of(text(st, col + 6), DIRS, 3),
+                        trace_clock_of(text(st, col + 5)), trace_dir_of(text(st, col + 6)),
                         sqlite3_column_int(st, col + 7), sqlite3_column_int(st, col + 8), sqlite3_column_int(st, col + 9) };
     cJSON_AddItemToArray(so->rows, cJSON_CreateDoubleArray(v, NCOLS));
 }
@@ -316,24 +274,16 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     cJSON *cols = cJSON_AddArrayToObject(o, "columns");
     const char *cn[NCOLS] = { "id", "start", "dur", "layer", "name", "clock", "dir", "depth", "instant", "track" };
     for (int i = 0; i < NCOLS; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(cn[i]));
-    cJSON_AddItemToObject(o, "clocks", cJSON_CreateStringArray(CLOCKS, 3));
-    cJSON_AddItemToObject(o, "dirs", cJSON_CreateStringArray(DIRS, 3));
+    add_names(o);
     slice_out so = { .rows = cJSON_AddArrayToObject(o, "slices"), .names = cJSON_AddArrayToObject(o, "names") };
     idset ids = { calloc(4 * (MAX_ROWS + 2 * MAX_FLOWS), sizeof(int64_t)), 4 * (MAX_ROWS + 2 * MAX_FLOWS) };
     if (!ids.k) { cJSON_Delete(o); return web_fail(rq, 500, "server_error", NULL, "out of memory"); }
 
     /* Drawn one by one: a pixel or wider, and the few instants of layers 8-6. */
-    const char *mine = "run_id = ?1 AND ts_ns BETWEEN ?5 AND ?3 AND ts_ns + coalesce(dur_ns, 0) >= ?2 "
-                       "AND (request IS NULL OR request = ?6)";
-    const char *big = "((kind = 'slice' AND dur_ns >= ?4) OR (kind = 'instant' AND layer >= 6))";
-    char q[1024];
-    snprintf(q, sizeof q, "SELECT " SLICE_COLS("") " FROM slices WHERE %s AND %s ORDER BY ts_ns LIMIT %d", mine, big, MAX_ROWS);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    int64_t b[6] = { run, from, to, min_dur, t0, req };
-    for (int i = 0; i < 6; i++) sqlite3_bind_int64(st, i + 1, b[i]);
+    int64_t win[7] = { run, from, to, min_dur, t0, req, MAX_ROWS };
+    sqlite3_stmt *st = trace_sql_prep(db, TSQL_WEB_EVENTS_DRAWN, 7, win);
     int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         add_slice(&so, st, 0, t0);
         idset_add(&ids, sqlite3_column_int64(st, 0));
         n++;
@@ -342,29 +292,20 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     cJSON_AddBoolToObject(o, "truncated", n == MAX_ROWS);
 
     /* The rest, counted per layer, track (each GPU's stream), clock and pixel column. */
-    snprintf(q, sizeof q, "SELECT layer, clock, CAST((max(ts_ns, ?2) - ?2) * %lld / (?3 - ?2) AS INTEGER) AS x, count(*), "
-             "sum(min(ts_ns + coalesce(dur_ns, 0), ?3) - max(ts_ns, ?2)), track FROM slices WHERE %s AND NOT %s "
-             "GROUP BY layer, track, clock, x", (long long)px, mine, big);
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    for (int i = 0; i < 6; i++) sqlite3_bind_int64(st, i + 1, b[i]);
+    win[6] = px;
+    st = trace_sql_prep(db, TSQL_WEB_EVENTS_BINNED, 7, win);
     cJSON *bins = cJSON_AddArrayToObject(o, "bins");   /* [layer, clock, pixel, count, busy ns, track] */
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double v[6] = { sqlite3_column_int(st, 0), index_of(text(st, 1), CLOCKS, 3), sqlite3_column_int(st, 2),
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        double v[6] = { sqlite3_column_int(st, 0), trace_clock_of(text(st, 1)), sqlite3_column_int(st, 2),
                         sqlite3_column_int(st, 3), (double)sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5) };
         cJSON_AddItemToArray(bins, cJSON_CreateDoubleArray(v, 6));
     }
     sqlite3_finalize(st);
 
     /* The arrows of the request's whole window: this request's hops and the steps' own. */
-    snprintf(q, sizeof q, "SELECT f.from_slice, f.to_slice, " SLICE_COLS("a.") ", " SLICE_COLS("b.") " "
-             "FROM slices a JOIN flows f ON f.run_id = a.run_id AND f.from_slice = a.id JOIN slices b ON b.id = f.to_slice "
-             "WHERE a.run_id = ?1 AND a.ts_ns BETWEEN ?2 AND ?3 AND b.ts_ns BETWEEN ?2 AND ?3 "
-             "AND (a.request IS NULL OR a.request = ?4) AND (b.request IS NULL OR b.request = ?4) LIMIT %d", MAX_FLOWS);
-    sqlite3_prepare_v2(db, q, -1, &st, NULL);
-    int64_t fb[4] = { run, t0, t1, req };
-    for (int i = 0; i < 4; i++) sqlite3_bind_int64(st, i + 1, fb[i]);
+    st = TSQL_PREP(db, TSQL_WEB_EVENTS_FLOWS, run, t0, t1, req, MAX_FLOWS);
     cJSON *flows = cJSON_AddArrayToObject(o, "flows");   /* [from id, to id] */
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
         double v[2] = { (double)sqlite3_column_int64(st, 0), (double)sqlite3_column_int64(st, 1) };
         cJSON_AddItemToArray(flows, cJSON_CreateDoubleArray(v, 2));
         if (idset_add(&ids, sqlite3_column_int64(st, 2))) add_slice(&so, st, 2, t0);
@@ -373,7 +314,7 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
     sqlite3_finalize(st);
 
     /* The run's named child tracks (a GPU's stream: "GPU 1/stream 0"), for the rows' track. */
-    st = prep(db, "SELECT layer, track, name FROM tracks WHERE run_id = ?1 ORDER BY layer, track LIMIT 256", run, 0);
+    st = TSQL_PREP(db, TSQL_WEB_TRACKS, run, 256);
     cJSON *tracks = cJSON_AddArrayToObject(o, "tracks");   /* [layer, track, name] */
     while (st && sqlite3_step(st) == SQLITE_ROW) {
         cJSON *t = cJSON_CreateArray();
@@ -392,7 +333,7 @@ static enum MHD_Result events(web *w, web_req *rq, sqlite3 *db, int64_t req) {
  * while they waited. Never one of another's request, nor any of a window
  * they had no part in. 1 with the 403 made in *r. */
 static int student_slice_refused(web *w, web_req *rq, sqlite3 *db, int64_t id, enum MHD_Result *r) {
-    sqlite3_stmt *st = prep(db, "SELECT request, ts_ns FROM slices WHERE run_id = ?1 AND id = ?2", w->run, id);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_SLICE_OF, w->run, id);
     int found = st && sqlite3_step(st) == SQLITE_ROW;   /* none: the same 403, so ids say nothing of what exists */
     int none = !found || sqlite3_column_type(st, 0) == SQLITE_NULL;
     int64_t of = found ? sqlite3_column_int64(st, 0) : 0, ts = found ? sqlite3_column_int64(st, 1) : -1;
@@ -434,10 +375,7 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     web_param ps[] = { { "run", 1, INT64_MAX, &run } };
     enum MHD_Result r;
     if (web_params(rq, ps, 1, &r)) return r;
-    sqlite3_stmt *st = prep(db, "SELECT s.id, s.ts_ns, s.dur_ns, s.layer, s.direction, s.name, s.request, s.step, s.clock, s.track, "
-                                "s.depth, s.kind, s.thread, s.args, t.name FROM slices s LEFT JOIN tracks t "
-                                "ON t.run_id = s.run_id AND t.layer = s.layer AND t.track = s.track "
-                                "WHERE s.run_id = ?1 AND s.id = ?2", run, id);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_SLICE, run, id);
     if (!st || sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
         return web_fail(rq, 404, "slice_not_found", NULL, "run %lld has no event %lld", (long long)run, (long long)id);
@@ -451,13 +389,9 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     cJSON_AddItemToObject(o, "args", args ? args : cJSON_CreateObject());
     if (sqlite3_column_type(st, 14) == SQLITE_TEXT) cJSON_AddStringToObject(o, "track_name", text(st, 14));
     sqlite3_finalize(st);
-    const char *dirs[2][2] = { { "from_slice", "to_slice" }, { "to_slice", "from_slice" } };
-    for (int k = 0; k < 2; k++) {
-        char q[300];
-        snprintf(q, sizeof q, "SELECT s.id, s.layer, s.name, s.request FROM flows f JOIN slices s ON s.id = f.%s "
-                 "WHERE f.run_id = ?1 AND f.%s = ?2 LIMIT 64", dirs[k][1], dirs[k][0]);
+    for (int k = 0; k < 2; k++) {   /* 0: the arrows out of it, 1: those into it */
         cJSON *a = cJSON_AddArrayToObject(o, k ? "flows_in" : "flows_out");
-        st = prep(db, q, run, id);
+        st = TSQL_PREP(db, TSQL_WEB_SLICE_FLOWS, run, id, k, 64);
         while (st && sqlite3_step(st) == SQLITE_ROW) {
             if (rq->student && sqlite3_column_type(st, 3) != SQLITE_NULL &&   /* an arrow to another's request's event */
                 web_workshop_owner(w, sqlite3_column_int64(st, 3)) != rq->student) continue;

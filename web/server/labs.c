@@ -13,6 +13,7 @@
  * result is there (or the run's error).
  */
 #include "web/server/web_int.h"
+#include "trace/sql.h"
 #include "layers/common/file.h"
 #include "layers/gpu/profile.h"
 #include <errno.h>
@@ -64,25 +65,9 @@ static cJSON *kernels(const char *dbpath) {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     cJSON *a = cJSON_CreateArray();
-    if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT k.run_id, r.device, r.model, k.name, k.clock, k.n, k.total_ns, k.flops, k.bytes "
-                               "FROM v_kernel_time k JOIN runs r ON r.id = k.run_id WHERE k.layer = 1 "
-                               "AND k.flops IS NOT NULL AND k.bytes > 0 ORDER BY k.run_id, k.total_ns DESC LIMIT 2000",
-                           -1, &st, NULL) == SQLITE_OK) {
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "run_id", sqlite3_column_int(st, 0));
-            cJSON_AddStringToObject(o, "device", (const char *)sqlite3_column_text(st, 1));
-            cJSON_AddStringToObject(o, "model", (const char *)sqlite3_column_text(st, 2));
-            cJSON_AddStringToObject(o, "name", (const char *)sqlite3_column_text(st, 3));
-            cJSON_AddStringToObject(o, "clock", (const char *)sqlite3_column_text(st, 4));
-            cJSON_AddNumberToObject(o, "n", sqlite3_column_double(st, 5));
-            cJSON_AddNumberToObject(o, "total_ns", sqlite3_column_double(st, 6));
-            cJSON_AddNumberToObject(o, "flops", sqlite3_column_double(st, 7));
-            cJSON_AddNumberToObject(o, "bytes", sqlite3_column_double(st, 8));
-            cJSON_AddItemToArray(a, o);
-        }
-    }
+    static const char *const keys[] = { "run_id", "device", "model", "name", "clock", "n", "total_ns", "flops", "bytes" };
+    if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) st = TSQL_PREP(db, TSQL_WEB_LAB_KERNELS, 2000);
+    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 9));
     sqlite3_finalize(st);
     sqlite3_close(db);
     return a;

@@ -6,6 +6,7 @@
 #include "web/server/web_int.h"
 #include "layers/scheduler/openai.h"
 #include "trace/db_error.h"
+#include "trace/sql.h"
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,12 +154,7 @@ sqlite3 *web_db(const web *w, web_req *rq, enum MHD_Result *r) {
 }
 
 static int window(sqlite3 *db, int64_t run, int64_t request, int max_layer, int64_t *t0, int64_t *t1) {
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, "SELECT min(ts_ns), max(ts_ns + coalesce(dur_ns, 0)) FROM slices WHERE run_id = ?1 AND request = ?2 "
-                           "AND layer <= ?3", -1, &st, NULL);
-    sqlite3_bind_int(st, 3, max_layer);
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, request);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_REQUEST_WINDOW, run, request, max_layer);
     int ok = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (ok) { *t0 = sqlite3_column_int64(st, 0); *t1 = sqlite3_column_int64(st, 1); }
     sqlite3_finalize(st);
@@ -174,11 +170,7 @@ int web_server_window(sqlite3 *db, int64_t run, int64_t request, int64_t *t0, in
 }
 
 enum MHD_Result web_no_request(const web *w, web_req *rq, sqlite3 *db, int64_t run, int64_t request) {
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, "SELECT min(request) FROM slices WHERE run_id = ?1 AND request IS NOT NULL", -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run);
-    int64_t oldest = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
+    int64_t oldest = trace_sql_scalar(db, TSQL_WEB_OLDEST_REQUEST, 1, &run, -1);
     if (w->cap_mb > 0 && request < oldest)
         return web_fail(rq, 404, "request_not_found", NULL, "run %lld's request %lld was deleted to keep the trace under its cap"
                         " (--trace-cap-mb %g); the oldest request it keeps is %lld", (long long)run, (long long)request, w->cap_mb,

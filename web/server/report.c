@@ -16,6 +16,7 @@
  */
 #include "web/server/web_int.h"
 #include "trace/trace.h"
+#include "trace/sql.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,17 +120,11 @@ static int64_t modeled_between(cJSON *q) {
 }
 
 static enum MHD_Result place(web *w, web_req *rq, sqlite3 *db, int64_t req, cJSON *q) {
-    sqlite3_stmt *st;
-    int64_t run = w->run;
     placed p = { .req = req, .q = q, .arrive = -1, .done = -1 };
-    sqlite3_prepare_v2(db, "SELECT name, ts_ns, json_extract(args, '$.bytes') FROM slices WHERE run_id = ?1 AND request = ?2 AND "
-                           "(layer = 8 OR (layer = 6 AND name IN ('http_request', 'sse_chunk', 'sse_done'))) "
-                           "ORDER BY ts_ns LIMIT 5000", -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int64(st, 2, req);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_REPORT_EVENTS, w->run, req, 5000);
     int client = 0;
     p.chunks = malloc(5000 * sizeof *p.chunks);
-    while (p.chunks && sqlite3_step(st) == SQLITE_ROW) {
+    while (p.chunks && st && sqlite3_step(st) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 0);
         int64_t ts = sqlite3_column_int64(st, 1);
         if (!strcmp(name, "http_request")) p.arrive = ts, p.bytes = sqlite3_column_int64(st, 2);

@@ -10,6 +10,7 @@
  */
 #include "web/server/web_int.h"
 #include "layers/scheduler/server.h"
+#include "trace/sql.h"
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -516,14 +517,7 @@ static enum MHD_Result steps(web *w, web_req *rq, sqlite3 *db) {
     web_param ps[] = { { "after", 0, INT64_MAX, &after }, { "limit", 1, MAX_STEPS, &limit } };
     enum MHD_Result r;
     if (web_params(rq, ps, 2, &r)) return r;
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, "SELECT id, ts_ns, coalesce(dur_ns, 0), step, json_extract(args, '$.tokens'), "
-                           "json_extract(args, '$.n_prefill'), json_extract(args, '$.n_decode'), "
-                           "json_extract(args, '$.kv_blocks_used'), json_extract(args, '$.requests') FROM slices "
-                           "WHERE run_id = ?1 AND layer = 6 AND name = 'step' AND id > ?2 ORDER BY id LIMIT ?3", -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, w->run);
-    sqlite3_bind_int64(st, 2, after);
-    sqlite3_bind_int64(st, 3, limit);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_STEPS, w->run, after, limit);
     cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "steps");
     cJSON_AddStringToObject(o, "columns", "id, ts_ns, dur_ns, step, tokens, n_prefill, n_decode, kv_blocks_used, requests");
     while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -545,19 +539,7 @@ static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     web_param ps[] = { { "after", 0, INT64_MAX, &after } };
     enum MHD_Result r;
     if (web_params(rq, ps, 1, &r)) return r;
-    sqlite3_stmt *st = NULL;
-    sqlite3_prepare_v2(db, "SELECT request, min(ts_ns) FILTER (WHERE name = 'http_request'), "
-                           "max(json_extract(args, '$.owner')) FILTER (WHERE name = 'http_request'), "
-                           "max(json_extract(args, '$.ttft_s')) FILTER (WHERE name = 'first_token'), "
-                           "max(json_extract(args, '$.generated')) FILTER (WHERE name = 'finish'), "
-                           "max(json_extract(args, '$.latency_s')) FILTER (WHERE name = 'finish'), "
-                           "max(json_extract(args, '$.finish')) FILTER (WHERE name = 'finish'), "
-                           "max(json_extract(args, '$.status')) FILTER (WHERE name = 'reject') FROM slices "
-                           "WHERE run_id = ?1 AND layer = 6 AND name IN ('http_request', 'first_token', 'finish', 'reject') "
-                           "AND request > ?2 GROUP BY request ORDER BY request LIMIT ?3", -1, &st, NULL);
-    sqlite3_bind_int64(st, 1, w->run);
-    sqlite3_bind_int64(st, 2, after);
-    sqlite3_bind_int64(st, 3, MAX_REQUESTS);
+    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_REQUESTS, w->run, after, MAX_REQUESTS);
     cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "requests");
     static const char *const keys[] = { "request", "arrived_ns", "owner", "ttft_s", "tokens", "latency_s", "finish", "refused" };
     while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 8));

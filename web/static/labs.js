@@ -44,7 +44,7 @@ const DRAW = {
     const layers = rows("layer_ms_8").length ? [8, 7, 6, 5, 4, 3, 2, 1] : [];
     const dev = doc.result.device;
     card(hp.t("labtitle")[1], barChart({
-      categories: layers.map(l => hp.t("lanes")[l]), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
+      categories: layers.map(l => hp.lane(l)), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
       groups: [{ name: c("window2"), values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
       `TTFT ${ms(rows("ttft_ms")[0]?.measured)} ms, e2e ${ms(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
   },

@@ -177,7 +177,7 @@ class Timeline {
       g.fillRect(0, y + 4, 4, h - 8);
       g.fillStyle = "#222";
       g.font = "600 12px system-ui, sans-serif";
-      g.fillText(hp.t("lanes")[layer], 10, y + h / 2 + 4);
+      g.fillText(hp.lane(layer), 10, y + h / 2 + 4);
     }
     g.fillStyle = "#555";
     g.font = "11px system-ui, sans-serif";

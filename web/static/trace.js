@@ -35,10 +35,10 @@ async function slice(sid) {
 }
 
 function describe(s, full) {
-  const lane = hp.t("lanes")[s.layer] + (tl.gpuLabel(s) ? ", " + tl.gpuLabel(s) : "");   // "1 gpu, GPU 1" under --tp N
-  if (s.bin) return `${s.count} × ${lane} (${hp.t(["measured", "modeled", "mixed"][s.clock])}), ${hp.dur(s.busy)}\n${hp.t("legend_bin")}`;
-  let text = `${s.name}  ·  ${lane}  ·  ${hp.t(["none", "down", "up"][s.dir]) }\n` +
-    `${s.instant ? "@ " + hp.dur(s.s) : hp.dur(s.d)}  ·  ${hp.t(["measured", "modeled", "mixed"][s.clock])}`;
+  const lane = hp.lane(s.layer) + (tl.gpuLabel(s) ? ", " + tl.gpuLabel(s) : "");   // "1 gpu, GPU 1" under --tp N
+  if (s.bin) return `${s.count} × ${lane} (${hp.t(hp.info.names.clocks[s.clock])}), ${hp.dur(s.busy)}\n${hp.t("legend_bin")}`;
+  let text = `${s.name}  ·  ${lane}  ·  ${hp.t(hp.info.names.dirs[s.dir]) }\n` +
+    `${s.instant ? "@ " + hp.dur(s.s) : hp.dur(s.d)}  ·  ${hp.t(hp.info.names.clocks[s.clock])}`;
   if (full) {
     if (full.request != null) text += `  ·  ${hp.t("request")} ${full.request}`;
     if (full.step != null) text += `  ·  step ${full.step}`;
@@ -78,7 +78,7 @@ function journey(j) {
   note.textContent = "";
   let html = `<tr><th>${hp.t("layer")}</th><th>${hp.t("dir")}</th><th>${hp.t("time")}</th><th>${hp.t("clock")}</th><th>${hp.t("share")}</th><th>${hp.t("what")}</th></tr>`;
   for (const r of j.rows) {
-    html += `<tr><td>${hp.esc(hp.t("lanes")[r.layer])}</td><td>${hp.t(r.dir)}</td><td class="num">${hp.dur(r.self_s * 1e9)}</td>` +
+    html += `<tr><td>${hp.esc(hp.lane(r.layer))}</td><td>${hp.t(r.dir)}</td><td class="num">${hp.dur(r.self_s * 1e9)}</td>` +
       `<td><span class="badge ${r.clock}">${hp.t(r.clock)}</span></td>` +
       `<td class="num"><span class="bar" data-w="${Math.round(r.share * 80)}"></span> ${(r.share * 100).toFixed(1)}%</td>` +
       `<td>${hp.esc(hp.tr("journey_what", r.what))}</td></tr>`;

@@ -1,0 +1,2 @@
+-- The trace's newest run.
+SELECT max(id) FROM runs
