@@ -16,7 +16,7 @@
  * counted by itself, only what it waited for. A thread's time is its
  * causal history: the host work and device time that led to it.
  */
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
@@ -32,13 +32,6 @@ static struct {
 /* This thread's virtual clock: v at its CPU time cpu; modeled: the device
  * time in its causal history, for slices that contain some (trace_fast.h). */
 static _Thread_local struct { uint64_t v, cpu, modeled; unsigned gen; } me;
-
-static uint64_t clock_of(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 double trace_host_seconds(void) { return clock_of(CLOCK_MONOTONIC) * 1e-9; }
 

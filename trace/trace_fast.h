@@ -1,7 +1,7 @@
 /*
  * trace_fast.h -- the recording calls of trace.h, inlined into each call
- * site (C only). trace.c explains the rings; this is the part of them that
- * a record touches.
+ * site (C only). trace_internal.h explains the rings, trace_ring.h lays
+ * out their records; this is the part of them that a record touches.
  *
  * Why inline: an op of a small model takes a few microseconds and records
  * four events. As calls, each event cost ~35 ns, much of it moving args
@@ -10,69 +10,21 @@
  * the constants straight into the ring and drops those checks: what is
  * left is the room check and the stores. Everything else (a thread's first
  * record, strings to copy, no room below the limit) goes to
- * trace_emit_slow() in trace.c, which handles every case.
+ * trace_emit_slow() in record.c, which handles every case.
  */
 #ifndef HIPATH_TRACE_FAST_H
 #define HIPATH_TRACE_FAST_H
 
+#include "trace/trace_ring.h"
 #include <stdatomic.h>
 #include <stddef.h>
 
 #define TRACE_INLINE static inline __attribute__((always_inline))
 
-#define TRACE_RING_BYTES (64u << 20)  /* per thread: the backlog of a busy stretch */
-#define TRACE_PREFETCH   2048         /* ring bytes fetched for writing ahead of the
-                                       * head: nothing drains the ring during a run,
-                                       * so it is cold */
+#define TRACE_PREFETCH 2048  /* ring bytes fetched for writing ahead of the head:
+                              * nothing drains the ring during a run, so it is cold */
 
-/* EV_TRACK names the child track (w.layer, w.track) `name`; EV_THREAD names
- * the recording thread (its own tracks, trace_thread_name). EV_SERIES,
- * EV_FLOW and EV_PAD stay in the rings: the sinks get a series as
- * EV_COUNTER events, and a flow on the slice that takes it. */
-enum trace_kind { EV_BEGIN, EV_END, EV_SLICE, EV_INSTANT, EV_COUNTER, EV_TRACK, EV_THREAD, EV_SERIES, EV_FLOW, EV_PAD };
-
-/* One record in a ring; after it: the args (as trace_ring_arg), then the
- * copied string args (ARG_STR), each NUL-terminated. The name and ARG_LIT
- * strings are kept by pointer: they outlive the trace. */
-typedef struct {
-    uint32_t size;         /* bytes, this header included, multiple of 8 */
-    uint8_t kind, nargs;
-    uint8_t merged;        /* EV_END: the drainer stored its slice whole at the begin */
-    int8_t layer, dir, clock;
-    int32_t track;
-    uint32_t types;        /* arg i's type in bits 2i, 2i+1 */
-    int64_t req, step;
-    uint64_t ts;
-    union { uint64_t dur; double value; };  /* EV_SLICE; EV_COUNTER; EV_BEGIN and EV_END:
-                                               the thread's modeled history (a mixed slice) */
-    const char *name;
-} trace_record;
-typedef struct { uint64_t ts; double value; } trace_sample;   /* after an EV_SERIES record */
-/* A flow waiting for the next slice its thread records (on `layer`, or on
- * any when 0): the drainer hands it to that slice, so a record never waits
- * for flows, nor carries them. */
-enum { FLOW_OUT, FLOW_IN, FLOW_FORGET };   /* forget: the ring has a new thread; drop those waiting */
-typedef struct { uint32_t size; uint8_t kind, what; int8_t layer; uint8_t track; uint64_t id; } trace_flow_record;   /* track: k+1 for child track k, 0 any */
-/* An arg in the ring: its type is in the record's types, so that an arg is
- * two stores, not three. */
-typedef struct { const char *key; union { int64_t i; double d; const char *s; }; } trace_ring_arg;
 _Static_assert(2 * TRACE_MAX_ARGS <= 32, "trace_record.types holds 2 bits per arg");
-
-/* What recording an event touches, in one cache line: between two ops of a
- * small model the compute has pushed it out of L1. Only the thread that
- * owns the ring writes it. */
-typedef struct {
-    _Alignas(64) _Atomic uint64_t head;
-    _Atomic uint64_t events;
-    uint8_t *ring;
-    uint64_t limit;        /* the head may reach this without a look at the
-                            * tail, the ring's pages or its end */
-} trace_writer;
-
-/* Internal to trace.c, here for the inlined path. gen changes at every open
- * and close, so a thread's writer from an earlier run is never used. */
-extern struct trace_live { _Atomic int on, gen; } trace_live;
-extern _Thread_local struct trace_mine { trace_writer *w; int gen; } trace_mine;
 
 /* The out-of-line paths: any event, any case. */
 void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,

@@ -1,6 +1,6 @@
 /*
- * trace_sink.h -- what trace.c hands the two sinks (trace_sqlite.c and
- * trace_perfetto.c): one decoded event at a time, under the sink lock. An
+ * trace_sink.h -- what the drainer (drain.c) hands the two sinks (trace_sqlite.c
+ * and trace_perfetto.c): one decoded event at a time, under the sink lock. An
  * event's strings live in a recording buffer that is reused once the sink
  * returns: a sink copies what it keeps.
  */
@@ -14,7 +14,7 @@
                               * take the flows of this many newly admitted requests */
 
 typedef struct trace_event {
-    int kind;                 /* enum trace_kind (trace_fast.h) */
+    int kind;                 /* enum trace_kind (trace_ring.h) */
     trace_where w;
     int thread;               /* registration index of the recording thread */
     int depth;                /* open slices around it on (thread, layer, track) */

@@ -11,15 +11,21 @@
 #include "layers/common/kv.h"
 #include <stdint.h>
 
-/* Which request and step the following ops belong to (for the trace). */
-void ops_set_where(int64_t req, int64_t step);
-/* Tensor parallelism: the following ops' work is split evenly over n GPUs,
- * each running a shard (1: every GPU runs them whole), along their output
- * (columns, heads: each GPU its own outputs) or their input (rows: each GPU
- * all outputs, partial sums over 1/n of the input). Layer 5's plan says
- * which ops split how (forward.c). */
+/* How an op runs, passed to each (no state between calls): the engine
+ * step it belongs to (for the trace), and tensor parallelism: its work
+ * split evenly over n GPUs, each running a shard (1: every GPU runs it
+ * whole), along its output (columns, heads: each GPU its own outputs) or
+ * its input (rows: each GPU all outputs, partial sums over 1/n of the
+ * input). Layer 5's plan says which ops split how (forward.c). */
 enum { SPLIT_OUT, SPLIT_IN };
-void ops_set_split(int n, int along);
+typedef struct { int64_t step; int n, along; } op_plan;
+
+/* The step's arrows that need the device, drawn for layer 5: from the next
+ * slice this thread records (the step) to each of the gpus' first work on
+ * its stream; and flow f from the step's first kernel on the device (on
+ * the cpu: its first op). */
+void op_fan_out(int gpus);
+void op_flow_out_first(uint64_t f);
 
 /* The backend's own copies of the weights: made once when a model is bound,
  * freed with it (see backend.h's prepare_weight). 1: copied, W's bytes are
@@ -27,21 +33,21 @@ void ops_set_split(int n, int along);
 int  op_prepare_weight(const tensor *W);
 void op_release_weights(void);
 
-void op_embedding(float *x, const tensor *E, const int *ids, int T);
-void op_rmsnorm(const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
+void op_embedding(op_plan p, float *x, const tensor *E, const int *ids, int T);
+void op_rmsnorm(op_plan p, const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
 /* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */
-void op_matmul(const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
-void op_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+void op_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
+void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
 /* Every sequence of the step at once (kv.h's kv_batch): one launch each. */
-void op_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
-void op_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
+void op_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
+void op_attention(op_plan p, float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
                   int n_heads, int n_kv_heads, int head_dim);
-void op_silu_mul(float *g, const float *u, int T, int n);
-void op_add(const char *name, float *x, const float *y, int T, int n);
+void op_silu_mul(op_plan p, float *g, const float *u, int T, int n);
+void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n);
 /* Tensor parallelism's collectives over the device's GPUs (runtime.h): the
  * all-reduce of T rows of n f32 partial sums, and the gather to GPU 0 of
  * `rows` rows of n values split over the GPUs (the logits). */
-void op_all_reduce(const char *name, int T, int n);
-void op_gather(const char *name, int rows, int n);
+void op_all_reduce(op_plan p, const char *name, int T, int n);
+void op_gather(op_plan p, const char *name, int rows, int n);
 
 #endif

@@ -15,8 +15,6 @@
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
  */
 #include "layers/tensor/forward.h"
-#include "kernels/backend.h"
-#include "layers/gpu/sim.h"
 #include "layers/ops/ops.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
@@ -85,28 +83,9 @@ void forward_state_free(forward_state *s) {
     memset(s, 0, sizeof *s);
 }
 
-int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step) {
-    const model_config *c = &m->cfg;
-    int T = 0, n_logits = 0;
-    for (int i = 0; i < n_seqs; i++) { T += seqs[i].n; n_logits += seqs[i].logits != NULL; }
-    if (T > s->max_tokens || n_logits > s->max_seqs || T == 0) return -1;
-    int dim = c->dim, hd = c->head_dim;
-    int adjacent = c->rope == ROPE_ADJACENT;
-
-    int tp = rt_device_now()->gpus;
-    int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
-    trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
-    for (int g = 0; tp > 1 && g < tp; g++) {   /* the step fans out: an arrow to each GPU's first work */
-        uint64_t f = trace_flow_next();
-        trace_flow_out(f);
-        trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(g), f);
-    }
-    /* an arrow on to the first thing it does: copy the ids (layer 2) */
-    trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
-                                                 TA_LIT("x_dtype", "f32"), TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt))));
-    ops_set_where(-1, step);
-
-    /* Stack every sequence's new tokens; positions continue each cache. */
+/* Stack every sequence's new tokens into the step's rows, positions
+ * continuing each cache, and copy the ids and positions to the device. */
+static void stack(forward_state *s, const seq_step *seqs, int n_seqs, int T, int64_t step) {
     for (int i = 0, t = 0; i < n_seqs; i++)
         for (int j = 0; j < seqs[i].n; j++, t++) { s->ids[t] = seqs[i].tokens[j]; s->pos[t] = seqs[i].kv->len + j; s->row_seq[t] = i; }
     for (int i = 0, t = 0; i < n_seqs; t += seqs[i].n, i++) { s->seq[i] = seqs[i].kv; s->row0[i] = t; }
@@ -119,71 +98,85 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     rt_copy_async(s->d_ids, s->ids, T * sizeof(int), COPY_H2D, step);
     trace_flow_in_at(L_OPS, f);
     rt_copy_async(s->d_pos, s->pos, T * sizeof(int), COPY_H2D, step);
-    for (int i = 0; i < n_seqs; i++)   /* a first token's way up starts at the device's first kernel (cpu: the op) */
-        if (seqs[i].first && seqs[i].logits)
-            trace_flow_out_at(backend_now()->launches ? L_GPU : L_OPS, trace_request_flow(seqs[i].req, HOP_COMPUTED));
-    ops_set_split(tp, SPLIT_OUT);
-    op_embedding(s->x, m->w.tok_emb, s->d_ids, T);
-    ops_set_split(1, SPLIT_OUT);
-    if (tp > 1) op_all_reduce("embed_all_reduce", T, dim);   /* each GPU found the ids of its rows */
+}
+
+/* logits = Wlm . norm(x), only for each sequence's last row that needs
+ * them; then up to the host: the copy waits for every kernel queued before it. */
+static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs, int n_logits, op_plan whole, op_plan cols) {
+    const model_config *c = &m->cfg;
+    int dim = c->dim, vocab = c->vocab_size;
+    for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
+        if (seqs[i].logits)
+            rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), COPY_D2D, whole.step);
+    op_rmsnorm(whole, "final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
+    op_matmul(cols, "lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
+    if (cols.n > 1) op_gather(whole, "logits_gather", n_logits, vocab);   /* the join: GPU 0 samples */
+    for (int i = 0, r = 0; i < n_seqs; i++) {
+        if (!seqs[i].logits) continue;
+        if (seqs[i].first) {   /* the first token's logits on their way up */
+            trace_flow_in(trace_request_flow(seqs[i].req, HOP_COMPUTED));
+            trace_flow_out(trace_request_flow(seqs[i].req, HOP_COPIED_BACK));
+        }
+        rt_copy(seqs[i].logits, s->logits + (size_t)r++ * vocab, vocab * sizeof(float), COPY_D2H, whole.step);
+    }
+}
+
+int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step) {
+    const model_config *c = &m->cfg;
+    int T = 0, n_logits = 0;
+    for (int i = 0; i < n_seqs; i++) { T += seqs[i].n; n_logits += seqs[i].logits != NULL; }
+    if (T > s->max_tokens || n_logits > s->max_seqs || T == 0) return -1;
+    int dim = c->dim, hd = c->head_dim;
+    int adjacent = c->rope == ROPE_ADJACENT;
+
+    /* The plan: how each op splits over the tp GPUs (ops.h). */
+    int tp = rt_device_now()->gpus;
+    int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
+    op_plan whole = { step, 1, SPLIT_OUT }, cols = { step, tp, SPLIT_OUT }, rows = { step, tp, SPLIT_IN },
+            kv_cols = { step, kv_split, SPLIT_OUT };
+
+    trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
+    op_fan_out(tp);   /* the step fans out: an arrow to each GPU's first work */
+    /* an arrow on to the first thing it does: copy the ids (layer 2) */
+    trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
+                                                 TA_LIT("x_dtype", "f32"), TA_LIT("w_dtype", dtype_name(m->w.lm_head->dt))));
+    stack(s, seqs, n_seqs, T, step);
+    for (int i = 0; i < n_seqs; i++)   /* a first token's way up starts at the device's first kernel */
+        if (seqs[i].first && seqs[i].logits) op_flow_out_first(trace_request_flow(seqs[i].req, HOP_COMPUTED));
+    op_embedding(cols, s->x, m->w.tok_emb, s->d_ids, T);
+    if (tp > 1) op_all_reduce(whole, "embed_all_reduce", T, dim);   /* each GPU found the ids of its rows */
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
-        op_rmsnorm("attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its query heads */
-        op_matmul("q_proj", s->q, s->xb, L->wq, L->bq, T);
-        if (c->qk_norm) op_rmsnorm("q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
-        op_rope(s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
-        ops_set_split(kv_split, SPLIT_OUT);   /* ... and its KV heads, whose reads bound attention */
-        op_matmul("k_proj", s->k, s->xb, L->wk, L->bk, T);
-        op_matmul("v_proj", s->v, s->xb, L->wv, L->bv, T);
-        if (c->qk_norm) op_rmsnorm("k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
-        op_rope(s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
-        op_kv_append(kv, &s->batch, l, s->k, s->v);
-        op_attention(s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
-        ops_set_split(tp, SPLIT_IN);
-        op_matmul("o_proj", s->xb, s->att, L->wo, NULL, T);
-        ops_set_split(1, SPLIT_OUT);
-        if (tp > 1) op_all_reduce("attn_all_reduce", T, dim);   /* Wo's partial sums */
-        op_add("residual", s->x, s->xb, T, dim);
+        op_rmsnorm(whole, "attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
+        op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
+        if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
+        op_rope(cols, s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
+        op_matmul(kv_cols, "k_proj", s->k, s->xb, L->wk, L->bk, T);   /* ... and its KV heads, whose reads bound attention */
+        op_matmul(kv_cols, "v_proj", s->v, s->xb, L->wv, L->bv, T);
+        if (c->qk_norm) op_rmsnorm(kv_cols, "k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
+        op_rope(kv_cols, s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
+        op_kv_append(kv_cols, kv, &s->batch, l, s->k, s->v);
+        op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
+        op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);
+        if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
+        op_add(whole, "residual", s->x, s->xb, T, dim);
 
-        op_rmsnorm("ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
-        ops_set_split(tp, SPLIT_OUT);   /* each GPU: its columns of the FFN */
-        op_matmul("gate_proj", s->gate, s->xb, L->w_gate, NULL, T);
-        op_matmul("up_proj", s->up, s->xb, L->w_up, NULL, T);
-        op_silu_mul(s->gate, s->up, T, c->hidden_dim);
-        ops_set_split(tp, SPLIT_IN);
-        op_matmul("down_proj", s->xb, s->gate, L->w_down, NULL, T);
-        ops_set_split(1, SPLIT_OUT);
-        if (tp > 1) op_all_reduce("mlp_all_reduce", T, dim);   /* Wdown's partial sums */
-        op_add("residual", s->x, s->xb, T, dim);
+        op_rmsnorm(whole, "ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
+        op_matmul(cols, "gate_proj", s->gate, s->xb, L->w_gate, NULL, T);   /* each GPU: its columns of the FFN */
+        op_matmul(cols, "up_proj", s->up, s->xb, L->w_up, NULL, T);
+        op_silu_mul(cols, s->gate, s->up, T, c->hidden_dim);
+        op_matmul(rows, "down_proj", s->xb, s->gate, L->w_down, NULL, T);
+        if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
+        op_add(whole, "residual", s->x, s->xb, T, dim);
 
         trace_end(w, NO_ARGS);
     }
     for (int i = 0; i < n_seqs; i++) seqs[i].kv->len += seqs[i].n;
 
-    /* The LM head runs only for the rows that need logits. */
-    if (n_logits) {
-        for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
-            if (seqs[i].logits)
-                rt_copy_async(s->xlast + (size_t)r++ * dim, s->x + (size_t)(t + seqs[i].n - 1) * dim, dim * sizeof(float), COPY_D2D, step);
-        op_rmsnorm("final_norm", s->xlast, s->xlast, m->w.final_norm, n_logits, dim, c->norm_eps);
-        ops_set_split(tp, SPLIT_OUT);
-        op_matmul("lm_head", s->logits, s->xlast, m->w.lm_head, NULL, n_logits);
-        ops_set_split(1, SPLIT_OUT);
-        if (tp > 1) op_gather("logits_gather", n_logits, c->vocab_size);   /* the join: GPU 0 samples */
-        /* Back up to the host: the copy waits for every kernel queued before it. */
-        for (int i = 0, r = 0; i < n_seqs; i++) {
-            if (!seqs[i].logits) continue;
-            if (seqs[i].first) {   /* the first token's logits on their way up */
-                trace_flow_in(trace_request_flow(seqs[i].req, HOP_COMPUTED));
-                trace_flow_out(trace_request_flow(seqs[i].req, HOP_COPIED_BACK));
-            }
-            rt_copy(seqs[i].logits, s->logits + (size_t)r++ * c->vocab_size, c->vocab_size * sizeof(float), COPY_D2H, step);
-        }
-    }
+    if (n_logits) lm_head(m, s, seqs, n_seqs, n_logits, whole, cols);
     trace_end(w, NO_ARGS);
     return 0;
 }
