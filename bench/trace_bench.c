@@ -35,8 +35,7 @@ static const trace_where w = { .layer = L_KERNELS, .dir = DIR_DOWN, .req = 1, .s
 /* n events: begin + end pairs, the begin with two args (strings are
  * literals, kept by pointer: a copied string, TA_STR, takes a slower path).
  * Each reads the clock, ~30 ns on a VM. */
-static void record(long n)
-{
+static void record(long n) {
     for (long i = 0; i < n / 2; i++) {
         trace_begin(w, "matmul", 2, (trace_arg[]){ TA_INT("flops", i), TA_LIT("shape", "896x4864") });
         trace_end(w, 0, NULL);
@@ -44,28 +43,24 @@ static void record(long n)
 }
 
 /* n slices whose times are known, like a kernel launch's: the op path. */
-static void record_slices(long n)
-{
+static void record_slices(long n) {
     for (long i = 0; i < n; i++)
         trace_slice(w, "gemv", 1000 * i, 900, 4, (trace_arg[]){ TA_LIT("op", "q_proj"), TA_INT("grid", i),
                     TA_INT("block", 256), TA_INT("wavefronts", 4 * i) });
 }
 
 /* CPU time of this process: on a busy machine, less inflated than wall time. */
-static double cpu_s(void)
-{
+static double cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void check(int rc, const char *err)
-{
+static void check(int rc, const char *err) {
     if (rc) { fprintf(stderr, "trace_bench: %s\n", err); exit(1); }
 }
 
-static void run(const char *label, const char *db, const char *pf, long n)
-{
+static void run(const char *label, const char *db, const char *pf, long n) {
     char err[256] = "";
     if (db) unlink(db);
     trace_run_info info = { .db_path = db, .perfetto_path = pf, .command = "trace_bench" };
@@ -103,8 +98,7 @@ static void run(const char *label, const char *db, const char *pf, long n)
 }
 
 /* Page faults on this thread while it records 2.56 MB at a model's pace. */
-static void pace(void)
-{
+static void pace(void) {
     char err[256] = "";
     trace_run_info info = { .db_path = "/tmp/trace_bench_pace.db", .command = "trace_bench" };
     unlink(info.db_path);
@@ -123,8 +117,7 @@ static void pace(void)
            "pace", r1.ru_minflt - r0.ru_minflt);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 200000;
     uint64_t t0 = trace_now_ns();
     record(n);  /* never opened: tracing off */

@@ -43,16 +43,14 @@
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/trace.h"
 
-static double clock_s(clockid_t c)
-{
+static double clock_s(clockid_t c) {
     struct timespec ts;
     clock_gettime(c, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
 
-static void die(const char *what, const char *err)
-{
+static void die(const char *what, const char *err) {
     fprintf(stderr, "trace_overhead: %s: %s\n", what, err);
     exit(1);
 }
@@ -71,8 +69,7 @@ static double last_end;   /* when the last generation ended */
 
 /* One generation with the model loaded just before it, as `hipath run` and
  * `generate` do (after opening the trace, when they trace): its host time. */
-static double generate(job *j)
-{
+static double generate(job *j) {
     char err[256];
     engine e;
     while (now_s() - last_end < GAP_S) {}   /* busy, as a model load would be */
@@ -92,15 +89,13 @@ static double generate(job *j)
 
 static const char *DB = "/tmp/hipath-trace-overhead.db", *PF = "/tmp/hipath-trace-overhead.pftrace";
 
-static void remove_files(void)
-{
+static void remove_files(void) {
     const char *f[] = { DB, "/tmp/hipath-trace-overhead.db-wal", "/tmp/hipath-trace-overhead.db-shm", PF };
     for (int i = 0; i < 4; i++) unlink(f[i]);
 }
 
 /* A traced generation: its host time; *events and *close_s what it wrote. */
-static double traced(job *j, const char *device, double *events, double *close_s)
-{
+static double traced(job *j, const char *device, double *events, double *close_s) {
     char err[256];
     remove_files();
     const rt_device *d = rt_device_now();
@@ -116,19 +111,16 @@ static double traced(job *j, const char *device, double *events, double *close_s
     return s;
 }
 
-static int by_value(const void *a, const void *b)
-{
+static int by_value(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
-static double median(double *v, int n)
-{
+static double median(double *v, int n) {
     qsort(v, n, sizeof *v, by_value);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     cpu_threads_wait(argv);   /* OpenMP waits as in build/hipath */
     const char *dir = argc > 1 ? argv[1] : "models/tiny-hi", *device = argc > 2 ? argv[2] : "sim:w7900";
     job j = { .dir = dir, .tokens = argc > 3 ? atoi(argv[3]) : 32 };

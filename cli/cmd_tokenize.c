@@ -16,8 +16,7 @@
 
 /* Parse "--tokenizer FILE" and, for tokenize, "[--chat] [--split-special-tokens]",
  * and load; NULL after printing why. */
-static tokenizer *open_tokenizer(int argc, char **argv, int tokenize, int *chat, int *split)
-{
+static tokenizer *open_tokenizer(int argc, char **argv, int tokenize, int *chat, int *split) {
     const char *path = NULL;
     *chat = *split = 0;
     for (int i = 1; i < argc; i++) {
@@ -36,8 +35,7 @@ static tokenizer *open_tokenizer(int argc, char **argv, int tokenize, int *chat,
     return t;
 }
 
-int cmd_tokenize(int argc, char **argv)
-{
+int cmd_tokenize(int argc, char **argv) {
     int chat, split;
     tokenizer *t = open_tokenizer(argc, argv, 1, &chat, &split);
     if (!t) return 1;
@@ -68,8 +66,7 @@ int cmd_tokenize(int argc, char **argv)
     return n < 0;
 }
 
-int cmd_detokenize(int argc, char **argv)
-{
+int cmd_detokenize(int argc, char **argv) {
     int chat, split;
     tokenizer *t = open_tokenizer(argc, argv, 0, &chat, &split);
     if (!t) return 1;

@@ -48,8 +48,7 @@ double trace_host_seconds(void) { return clock_of(CLOCK_MONOTONIC) * 1e-9; }
 #define CPU_READ_NS 20000
 static _Thread_local struct { uint64_t cpu, mono, last; } cpu_read;
 
-static uint64_t thread_cpu(void)
-{
+static uint64_t thread_cpu(void) {
     uint64_t m = clock_of(CLOCK_MONOTONIC), c;
     if (cpu_read.mono && m - cpu_read.mono < CPU_READ_NS) c = cpu_read.cpu + (m - cpu_read.mono);
     else {
@@ -60,8 +59,7 @@ static uint64_t thread_cpu(void)
     return cpu_read.last = c;
 }
 
-static uint64_t mine(uint64_t *cpu)
-{
+static uint64_t mine(uint64_t *cpu) {
     *cpu = thread_cpu();
     unsigned gen = atomic_load_explicit(&C.gen, memory_order_relaxed);
     if (me.gen != gen) {   /* first read on this timeline */
@@ -75,49 +73,42 @@ static uint64_t mine(uint64_t *cpu)
 
 static void set_mine(uint64_t v, uint64_t cpu) { me.v = v; me.cpu = cpu; }
 
-static void raise_floor(uint64_t t)
-{
+static void raise_floor(uint64_t t) {
     uint64_t f = atomic_load_explicit(&C.floor, memory_order_relaxed);
     while (f < t && !atomic_compare_exchange_weak(&C.floor, &f, t)) {}
 }
 
-void trace_clock_restart(void)
-{
+void trace_clock_restart(void) {
     atomic_store(&C.t0, clock_of(CLOCK_MONOTONIC));
     atomic_store(&C.floor, 0);
     atomic_fetch_add(&C.gen, 1);
 }
 
-void trace_clock_virtual(int on)
-{
+void trace_clock_virtual(int on) {
     atomic_store(&C.virt, on);
     trace_clock_restart();
 }
 
 int trace_clock_is_virtual(void) { return atomic_load_explicit(&C.virt, memory_order_relaxed); }
 
-uint64_t trace_now_ns(void)
-{
+uint64_t trace_now_ns(void) {
     uint64_t cpu;
     if (!trace_clock_is_virtual()) return clock_of(CLOCK_MONOTONIC) - atomic_load_explicit(&C.t0, memory_order_relaxed);
     return mine(&cpu);
 }
 
-uint64_t trace_clock_modeled(void)
-{
+uint64_t trace_clock_modeled(void) {
     return trace_clock_is_virtual() && me.gen == atomic_load_explicit(&C.gen, memory_order_relaxed) ? me.modeled : 0;
 }
 
-void trace_clock_rewind(uint64_t t)
-{
+void trace_clock_rewind(uint64_t t) {
     uint64_t cpu;
     if (!trace_clock_is_virtual()) return;
     mine(&cpu);
     set_mine(t, cpu);
 }
 
-void trace_clock_wait(uint64_t t)
-{
+void trace_clock_wait(uint64_t t) {
     uint64_t cpu, now;
     if (!trace_clock_is_virtual() || t <= (now = mine(&cpu))) return;
     set_mine(t, cpu);
@@ -125,8 +116,7 @@ void trace_clock_wait(uint64_t t)
     raise_floor(t);
 }
 
-void trace_clock_blocked(uint64_t t, uint64_t end)
-{
+void trace_clock_blocked(uint64_t t, uint64_t end) {
     uint64_t cpu;
     if (!trace_clock_is_virtual()) return;
     mine(&cpu);
@@ -136,8 +126,7 @@ void trace_clock_blocked(uint64_t t, uint64_t end)
     raise_floor(end);
 }
 
-trace_stamp trace_clock_stamp(void)
-{
+trace_stamp trace_clock_stamp(void) {
     uint64_t cpu;
     if (!trace_clock_is_virtual()) return (trace_stamp){ trace_now_ns(), 0 };
     uint64_t now = mine(&cpu);
@@ -145,8 +134,7 @@ trace_stamp trace_clock_stamp(void)
     return (trace_stamp){ now, me.modeled };
 }
 
-void trace_clock_receive(trace_stamp s)
-{
+void trace_clock_receive(trace_stamp s) {
     uint64_t cpu;
     if (!trace_clock_is_virtual()) return;
     uint64_t now = mine(&cpu);
@@ -157,16 +145,14 @@ void trace_clock_receive(trace_stamp s)
 /* On the wire between a client and a server of one process (an HTTP
  * header, an SSE comment): "pid:t:modeled". Bytes on a loopback socket
  * carry no time; this is the time they left. */
-int trace_stamp_write(char *buf, int cap)
-{
+int trace_stamp_write(char *buf, int cap) {
     if (!trace_clock_is_virtual()) return -1;
     trace_stamp s = trace_clock_stamp();
     return snprintf(buf, cap, "%ld:%llu:%llu", (long)getpid(), (unsigned long long)s.t, (unsigned long long)s.modeled)
            < cap ? 0 : -1;
 }
 
-int trace_stamp_read(const char *s, trace_stamp *out)
-{
+int trace_stamp_read(const char *s, trace_stamp *out) {
     long pid;
     unsigned long long t, m;
     if (!trace_clock_is_virtual() || sscanf(s, "%ld:%llu:%llu", &pid, &t, &m) != 3 || pid != (long)getpid()) return -1;

@@ -11,8 +11,7 @@
 
 /* Every field set, none zeroed in bulk: an event is large (its args), and
  * this runs for every event written. Flows are deliver's. */
-static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
-{
+static void decode(const trace_thread *t, const trace_record *r, trace_event *e) {
     e->kind = r->kind;
     e->w = (trace_where){ .layer = r->layer, .dir = r->dir, .req = r->req, .step = r->step,
                           .clock = r->clock, .track = r->track };
@@ -49,8 +48,7 @@ static void decode(const trace_thread *t, const trace_record *r, trace_event *e)
 /* The end of the slice that begins at pos, if it is among the next few
  * records already in the ring: then the SQLite sink stores the slice whole
  * in one INSERT, instead of an INSERT now and an UPDATE at its end. */
-static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
-{
+static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head) {
     const trace_record *b = (const trace_record *)(t->w.ring + pos % TRACE_RING_BYTES);
     int depth = 0;
     pos += b->size;
@@ -66,19 +64,17 @@ static trace_record *find_end(trace_thread *t, uint64_t pos, uint64_t head)
     return NULL;
 }
 
-static void to_sinks(const trace_event *e)
-{
-    if (T.db) tsql_event(T.db, e);
-    if (T.pf) tpf_event(T.pf, e);
+static void to_sinks(const trace_event *e) {
+    if (tracer.db) tsql_event(tracer.db, e);
+    if (tracer.pf) tpf_event(tracer.pf, e);
 }
 
 /* A flow record: the flow waits for the next slice of its thread that
  * takes it (take_flows). */
-static void flow_waits(trace_thread *t, const trace_flow_record *f)
-{
+static void flow_waits(trace_thread *t, const trace_flow_record *f) {
     if (f->what == FLOW_FORGET) { t->waiting[FLOW_OUT].n = t->waiting[FLOW_IN].n = 0; return; }
     flow_queue *q = &t->waiting[f->what];
-    if (q->n == TRACE_MAX_FLOWS) { atomic_fetch_add(&T.dropped, 1); return; }
+    if (q->n == TRACE_MAX_FLOWS) { atomic_fetch_add(&tracer.dropped, 1); return; }
     q->layer[q->n] = f->layer;
     q->track[q->n] = f->track;
     q->id[q->n++] = f->id;
@@ -87,8 +83,7 @@ static void flow_waits(trace_thread *t, const trace_flow_record *f)
 /* The waiting flows a slice on (layer, track) takes (into ids): those for
  * any layer, those for its layer and any track, and those for its track;
  * the others keep waiting. */
-static int take_flows(flow_queue *q, int layer, int track, uint64_t *ids)
-{
+static int take_flows(flow_queue *q, int layer, int track, uint64_t *ids) {
     int took = 0, kept = 0;
     for (int i = 0; i < q->n; i++)
         if (!q->layer[i] || (q->layer[i] == layer && (!q->track[i] || q->track[i] == track + 1))) ids[took++] = q->id[i];
@@ -97,8 +92,7 @@ static int take_flows(flow_queue *q, int layer, int track, uint64_t *ids)
     return took;
 }
 
-static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64_t head)
-{
+static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64_t head) {
     trace_event e, end;
     uint64_t out[TRACE_MAX_FLOWS], in[TRACE_MAX_FLOWS];
     decode(t, r, &e);
@@ -120,7 +114,7 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
         if (t->open[i].layer == e.w.layer && t->open[i].track == e.w.track) { depth++; top = i; }
     e.depth = depth;
     if (e.kind == EV_BEGIN) {
-        if (t->nopen == MAX_DEPTH) { t->overflow++; atomic_fetch_add(&T.dropped, 1); return; }
+        if (t->nopen == MAX_DEPTH) { t->overflow++; atomic_fetch_add(&tracer.dropped, 1); return; }
         t->open[t->nopen].layer = e.w.layer;
         t->open[t->nopen].track = e.w.track;
         t->open[t->nopen].row = -1;
@@ -134,12 +128,12 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
             er->merged = 1;   /* the drainer owns records below head */
         }
     } else if (e.kind == EV_END) {
-        if (t->overflow) { t->overflow--; atomic_fetch_add(&T.dropped, 1); return; }
+        if (t->overflow) { t->overflow--; atomic_fetch_add(&tracer.dropped, 1); return; }
         if (top < 0) {
-            if (!T.warned++)
+            if (!tracer.warned++)
                 fprintf(stderr, "trace: end without begin on layer %d track %d (dropped)\n",
                         e.w.layer, e.w.track);
-            atomic_fetch_add(&T.dropped, 1);
+            atomic_fetch_add(&tracer.dropped, 1);
             return;
         }
         e.row = &t->open[top].row;
@@ -152,8 +146,7 @@ static void deliver(trace_thread *t, const trace_record *r, uint64_t pos, uint64
     }
 }
 
-static int deliver_series(const trace_thread *t, const trace_record *r)
-{
+static int deliver_series(const trace_thread *t, const trace_record *r) {
     trace_event e;
     decode(t, r, &e);
     e.kind = EV_COUNTER;
@@ -168,8 +161,7 @@ static int deliver_series(const trace_thread *t, const trace_record *r)
 
 /* The sinks copy what they keep, so each record's room goes back to the
  * recorder as soon as it is delivered, not at the end of the transaction. */
-static uint64_t drain(trace_thread *t)
-{
+static uint64_t drain(trace_thread *t) {
     uint64_t head = atomic_load_explicit(&t->w.head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), n = 0;
     while (tail < head) {
@@ -183,38 +175,36 @@ static uint64_t drain(trace_thread *t)
     return n;
 }
 
-int trace_backlog(void)
-{
-    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
+int trace_backlog(void) {
+    int nthreads = atomic_load_explicit(&tracer.nthreads, memory_order_acquire);
     for (int i = 0; i < nthreads; i++)
-        if (atomic_load_explicit(&T.threads[i]->w.head, memory_order_acquire) !=
-            atomic_load_explicit(&T.threads[i]->tail, memory_order_relaxed)) return 1;
+        if (atomic_load_explicit(&tracer.threads[i]->w.head, memory_order_acquire) !=
+            atomic_load_explicit(&tracer.threads[i]->tail, memory_order_relaxed)) return 1;
     return 0;
 }
 
 /* All rings, one SQLite transaction. Events of a failed transaction are
  * counted as dropped, and the first failure's reason is kept for close.
  * flush_ns counts the CPU time of whichever thread writes. */
-int trace_flush_locked(char *err, int errlen)
-{
+int trace_flush_locked(char *err, int errlen) {
     if (!trace_backlog()) return 0;
     uint64_t start = clock_of(CLOCK_THREAD_CPUTIME_ID), n = 0;
     char why[256] = "";
-    int rc = T.db ? tsql_begin(T.db, why, sizeof why) : 0;
-    int nthreads = atomic_load_explicit(&T.nthreads, memory_order_acquire);
-    for (int i = 0; i < nthreads; i++) n += drain(T.threads[i]);
-    if (T.db && rc == 0) rc = tsql_commit(T.db, why, sizeof why);
-    if (rc) atomic_fetch_add(&T.dropped, n);
+    int rc = tracer.db ? tsql_begin(tracer.db, why, sizeof why) : 0;
+    int nthreads = atomic_load_explicit(&tracer.nthreads, memory_order_acquire);
+    for (int i = 0; i < nthreads; i++) n += drain(tracer.threads[i]);
+    if (tracer.db && rc == 0) rc = tsql_commit(tracer.db, why, sizeof why);
+    if (rc) atomic_fetch_add(&tracer.dropped, n);
     char pf_why[128];
-    if (T.pf && tpf_commit(T.pf, pf_why, sizeof pf_why)) {   /* a full disk fails both: say both */
+    if (tracer.pf && tpf_commit(tracer.pf, pf_why, sizeof pf_why)) {   /* a full disk fails both: say both */
         size_t k = strlen(why);
         snprintf(why + k, sizeof why - k, "%s%s", k ? "; " : "", pf_why);
         rc = -1;
     }
-    atomic_fetch_add(&T.flush_ns, clock_of(CLOCK_THREAD_CPUTIME_ID) - start);
-    atomic_fetch_add(&T.flushes, 1);
+    atomic_fetch_add(&tracer.flush_ns, clock_of(CLOCK_THREAD_CPUTIME_ID) - start);
+    atomic_fetch_add(&tracer.flushes, 1);
     if (rc) {
-        if (!T.lost_why[0]) snprintf(T.lost_why, sizeof T.lost_why, "%s", why);
+        if (!tracer.lost_why[0]) snprintf(tracer.lost_why, sizeof tracer.lost_why, "%s", why);
         if (err && errlen > 0) snprintf(err, errlen, "%s", why);
     }
     return rc;

@@ -16,34 +16,31 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int track);
 static void kick(void) { trace_wake_flusher(1); }
 
-static uint8_t *new_ring(void)
-{
+static uint8_t *new_ring(void) {
     void *p = mmap(NULL, TRACE_RING_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
 /* A thread that exits leaves its ring (and any events not yet flushed) to
  * the next thread that enrolls, so short-lived threads do not pile up. */
-static void on_thread_exit(void *p)
-{
+static void on_thread_exit(void *p) {
     struct trace_mine *mine = p;
-    pthread_mutex_lock(&T.enroll_lock);
+    pthread_mutex_lock(&tracer.enroll_lock);
     if (mine->gen == atomic_load(&trace_live.gen)) atomic_store(&((trace_thread *)mine->w)->idle, 1);
-    pthread_mutex_unlock(&T.enroll_lock);
+    pthread_mutex_unlock(&tracer.enroll_lock);
 }
 
 static void make_exit_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
 
-static trace_thread *enroll(void)
-{
+static trace_thread *enroll(void) {
     pthread_once(&exit_key_once, make_exit_key);
-    pthread_mutex_lock(&T.enroll_lock);
-    int n = atomic_load_explicit(&T.nthreads, memory_order_relaxed);
+    pthread_mutex_lock(&tracer.enroll_lock);
+    int n = atomic_load_explicit(&tracer.nthreads, memory_order_relaxed);
     trace_thread *t = NULL;
     int adopted = 0;
     for (int i = 0; i < n && !t; i++)
-        if (atomic_load(&T.threads[i]->idle)) {
-            t = T.threads[i];
+        if (atomic_load(&tracer.threads[i]->idle)) {
+            t = tracer.threads[i];
             atomic_store(&t->idle, 0);
             adopted = 1;
         }
@@ -53,8 +50,8 @@ static trace_thread *enroll(void)
         if ((t->w.ring = new_ring())) {
             atomic_store(&t->want, FIRST_PAGES);
             trace_wake_flusher(0);
-            T.threads[n] = t;
-            atomic_store_explicit(&T.nthreads, n + 1, memory_order_release);
+            tracer.threads[n] = t;
+            atomic_store_explicit(&tracer.nthreads, n + 1, memory_order_release);
         } else {
             free(t);
             t = NULL;
@@ -65,31 +62,28 @@ static trace_thread *enroll(void)
         trace_mine.gen = atomic_load(&trace_live.gen);
         pthread_setspecific(exit_key, &trace_mine);
     }
-    pthread_mutex_unlock(&T.enroll_lock);
+    pthread_mutex_unlock(&tracer.enroll_lock);
     /* the flows the ring's last thread left waiting are not this one's;
      * written by the adopter, the ring's only writer now */
     if (adopted) flow_record(t, FLOW_FORGET, 0, 0, 0);
     return t;
 }
 
-trace_thread *trace_self(void)
-{
+trace_thread *trace_self(void) {
     if (trace_mine.w && trace_mine.gen == atomic_load_explicit(&trace_live.gen, memory_order_relaxed))
         return (trace_thread *)trace_mine.w;
     return enroll();
 }
 
-static void wait_stats(uint64_t ns)
-{
-    atomic_fetch_add(&T.waits, 1);
-    atomic_fetch_add(&T.wait_ns, ns);
-    uint64_t max = atomic_load(&T.max_wait_ns);
-    while (ns > max && !atomic_compare_exchange_weak(&T.max_wait_ns, &max, ns)) {}
+static void wait_stats(uint64_t ns) {
+    atomic_fetch_add(&tracer.waits, 1);
+    atomic_fetch_add(&tracer.wait_ns, ns);
+    uint64_t max = atomic_load(&tracer.max_wait_ns);
+    while (ns > max && !atomic_compare_exchange_weak(&tracer.max_wait_ns, &max, ns)) {}
 }
 
 /* The ring has no room for bytes up to end: wait for the flusher. */
-static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room)
-{
+static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room) {
     uint64_t start = clock_of(CLOCK_MONOTONIC);
     while (end - (t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire)) > room) {
         kick();
@@ -101,8 +95,7 @@ static void wait_for_room(trace_thread *t, uint64_t end, uint64_t room)
 
 /* The ring's bytes have their pages up to end (trace_populate); returns how
  * far they have them, UINT64_MAX once all have. */
-static uint64_t page_in(trace_thread *t, uint64_t end)
-{
+static uint64_t page_in(trace_thread *t, uint64_t end) {
     size_t have = atomic_load_explicit(&t->populated, memory_order_acquire);
     if (have < end) {
         trace_populate(t, end + RECORDER_PAGES);
@@ -116,10 +109,9 @@ static uint64_t page_in(trace_thread *t, uint64_t end)
  * flusher (a full ring waits for it), pages are mapped, or asked of the
  * flusher near their end; and the limit is set again. Returns the record's
  * place. */
-static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
-{
+static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n) {
     uint32_t pos = head % TRACE_RING_BYTES, pad = pos + n > TRACE_RING_BYTES ? TRACE_RING_BYTES - pos : 0;
-    uint64_t end = head + pad + n, room = atomic_load_explicit(&T.room, memory_order_relaxed);
+    uint64_t end = head + pad + n, room = atomic_load_explicit(&tracer.room, memory_order_relaxed);
     if (end - t->tail_seen > room / 2) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
         if (end - t->tail_seen > room / 2) kick();
@@ -147,8 +139,7 @@ static uint64_t make_room(trace_thread *t, uint64_t head, uint32_t n)
 /* n contiguous bytes at the head, for the slow paths (trace_fast.h checks
  * the same limit inline): the tail, the pages and the ring's end are looked
  * at only past it, so the flusher's stores do not slow every event. */
-static uint8_t *reserve(trace_thread *t, uint32_t n)
-{
+static uint8_t *reserve(trace_thread *t, uint32_t n) {
     uint64_t head = atomic_load_explicit(&t->w.head, memory_order_relaxed);
     if (head + n > t->w.limit) head = make_room(t, head, n);
     return t->w.ring + head % TRACE_RING_BYTES;
@@ -157,15 +148,13 @@ static uint8_t *reserve(trace_thread *t, uint32_t n)
 static size_t cut(const char *s) { return strnlen(s ? s : "", MAX_STR - 1); }
 
 /* The room the copied (ARG_STR) strings take after the args, and their copy. */
-static size_t strings_size(int nargs, const trace_arg *args)
-{
+static size_t strings_size(int nargs, const trace_arg *args) {
     size_t n = 0;
     for (int i = 0; i < nargs; i++)
         if (args[i].type == ARG_STR) n += cut(args[i].s) + 1;
     return n;
 }
-static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
-{
+static void put_strings(uint8_t *q, int nargs, const trace_arg *args) {
     for (int i = 0; i < nargs; i++)
         if (args[i].type == ARG_STR) {
             size_t len = cut(args[i].s);
@@ -178,27 +167,23 @@ static void put_strings(uint8_t *q, int nargs, const trace_arg *args)
 /* The header of an n-byte record at the ring's head; publish() makes it
  * visible to the drainer once the rest is written. */
 static trace_record *start_record(trace_thread *t, size_t n, int kind, const trace_where *w,
-                                  const char *name, uint64_t ts)
-{
+                                  const char *name, uint64_t ts) {
     return trace_header(reserve(t, n), n, kind, w, name, ts);
 }
 
-static void publish(trace_thread *t, size_t n, uint64_t events)
-{
+static void publish(trace_thread *t, size_t n, uint64_t events) {
     trace_publish(&t->w, atomic_load_explicit(&t->w.head, memory_order_relaxed), n, events);
 }
 
-static trace_thread *recorder(const trace_where *w)
-{
+static trace_thread *recorder(const trace_where *w) {
     trace_thread *t = trace_self();
-    if (!t || w->layer < L_GPU || w->layer > L_CLIENT) { atomic_fetch_add(&T.dropped, 1); return NULL; }
+    if (!t || w->layer < L_GPU || w->layer > L_CLIENT) { atomic_fetch_add(&tracer.dropped, 1); return NULL; }
     return t;
 }
 
 /* What trace_emit() leaves to the slow path, and everything else. */
 void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t ts,
-                     uint64_t dur, double value, int nargs, const trace_arg *args)
-{
+                     uint64_t dur, double value, int nargs, const trace_arg *args) {
     trace_thread *t = recorder(w);
     if (!t) return;
     if (nargs < 0 || !args) nargs = 0;
@@ -218,11 +203,10 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
 }
 
 /* What trace_counter_series() leaves to the slow path. */
-void trace_series_slow(const trace_where *w, const char *name, int n, const uint64_t *ts_ns, const double *values)
-{
+void trace_series_slow(const trace_where *w, const char *name, int n, const uint64_t *ts_ns, const double *values) {
     trace_thread *t = recorder(w);
     if (!t) return;
-    if (n > TRACE_MAX_SAMPLES) { atomic_fetch_add(&T.dropped, n - TRACE_MAX_SAMPLES); n = TRACE_MAX_SAMPLES; }
+    if (n > TRACE_MAX_SAMPLES) { atomic_fetch_add(&tracer.dropped, n - TRACE_MAX_SAMPLES); n = TRACE_MAX_SAMPLES; }
     size_t size = sizeof(trace_record) + n * sizeof(trace_sample);
     trace_record *r = start_record(t, size, EV_SERIES, w, name, ts_ns[0]);
     r->nargs = n;
@@ -231,21 +215,18 @@ void trace_series_slow(const trace_where *w, const char *name, int n, const uint
     publish(t, size, n);
 }
 
-uint64_t trace_flow_next(void)
-{
-    return trace_enabled() ? atomic_fetch_add(&T.next_flow, 1) : 0;
+uint64_t trace_flow_next(void) {
+    return trace_enabled() ? atomic_fetch_add(&tracer.next_flow, 1) : 0;
 }
 
 /* A flow goes into the ring like an event; the drainer gives it to the
  * slice that takes it (flow_waits, drain.c). */
-static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int track)
-{
+static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int track) {
     trace_flow_record *f = (trace_flow_record *)reserve(t, sizeof *f);
     *f = (trace_flow_record){ .size = sizeof *f, .kind = EV_FLOW, .what = what, .layer = layer, .track = track, .id = id };
     publish(t, sizeof *f, 0);
 }
-static void flow_add(int what, uint64_t id, int layer, int track)
-{
+static void flow_add(int what, uint64_t id, int layer, int track) {
     trace_thread *t = trace_enabled() ? trace_self() : NULL;
     if (t) flow_record(t, what, id, layer, track);
 }
@@ -257,16 +238,14 @@ void trace_flow_in_track(int layer, int track, uint64_t flow_id) { flow_add(FLOW
 
 /* Goes through the ring like an event: no lock, and it reaches the sinks
  * before anything this thread records on that track afterwards. */
-void trace_track_name(int layer, int track, const char *name)
-{
+void trace_track_name(int layer, int track, const char *name) {
     if (trace_enabled() && name && layer >= L_GPU && layer <= L_CLIENT)
         trace_emit_slow(EV_TRACK, &(trace_where){ .layer = layer, .track = track }, "", 0, 0, 0,
                         1, &TA_STR("name", name));   /* made up at run time: copied */
 }
 
 /* The same for the thread: its name goes before its events. */
-void trace_thread_name(const char *name)
-{
+void trace_thread_name(const char *name) {
     if (trace_enabled())
         trace_emit_slow(EV_THREAD, &(trace_where){ .layer = L_GPU }, "", 0, 0, 0, 1, &TA_STR("name", name ? name : ""));
 }

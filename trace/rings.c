@@ -1,11 +1,11 @@
 /*
- * rings.c -- the state the trace's files share (T, trace_internal.h) and
+ * rings.c -- the state the trace's files share (tracer, trace_internal.h) and
  * the rings' pages, mapped ahead of their recorders.
  */
 #include "trace/trace_internal.h"
 #include <sys/mman.h>
 
-struct trace_state T = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER,
+struct trace_state tracer = { .enroll_lock = PTHREAD_MUTEX_INITIALIZER, .sink_lock = PTHREAD_MUTEX_INITIALIZER,
                          .room = TRACE_RING_BYTES };
 struct trace_live trace_live;
 _Thread_local struct trace_mine trace_mine;
@@ -32,8 +32,7 @@ _Thread_local struct trace_mine trace_mine;
  * page. Both may map the same range at once; the kernel sorts that out.
  * Older kernels refuse MADV_POPULATE_WRITE and the recorder takes its
  * faults. */
-void trace_populate(trace_thread *t, size_t upto)
-{
+void trace_populate(trace_thread *t, size_t upto) {
     if (upto > TRACE_RING_BYTES) upto = TRACE_RING_BYTES;
     size_t from = atomic_load_explicit(&t->populated, memory_order_acquire);
     if (from >= upto) return;

@@ -9,8 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static void seterr(char *err, int errlen, const char *fmt, ...)
-{
+static void seterr(char *err, int errlen, const char *fmt, ...) {
     if (!err || errlen <= 0) return;
     va_list ap;
     va_start(ap, fmt);
@@ -18,20 +17,18 @@ static void seterr(char *err, int errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-int trace_flush(char *err, int errlen)
-{
+int trace_flush(char *err, int errlen) {
     if (!trace_enabled()) return 0;
-    while (pthread_mutex_trylock(&T.sink_lock)) {   /* the flusher holds it, mid-write: hurry it */
+    while (pthread_mutex_trylock(&tracer.sink_lock)) {   /* the flusher holds it, mid-write: hurry it */
         trace_urge_flusher();
         nanosleep(&(struct timespec){ .tv_nsec = 20000 }, NULL);
     }
     int rc = trace_flush_locked(err, errlen);
-    pthread_mutex_unlock(&T.sink_lock);
+    pthread_mutex_unlock(&tracer.sink_lock);
     return rc;
 }
 
-int trace_open(const trace_run_info *info, char *err, int errlen)
-{
+int trace_open(const trace_run_info *info, char *err, int errlen) {
     if (trace_enabled()) { seterr(err, errlen, "trace: already open"); return -1; }
     trace_clock_restart();
     if (!info || (!info->db_path && !info->perfetto_path)) return 0;
@@ -39,29 +36,29 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t t0_unix = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-    if (info->db_path && !(T.db = tsql_open(info->db_path, info, t0_unix, T.max_bytes, err, errlen)))
+    if (info->db_path && !(tracer.db = tsql_open(info->db_path, info, t0_unix, tracer.max_bytes, err, errlen)))
         return -1;
-    if (info->perfetto_path && !(T.pf = tpf_open(info->perfetto_path, err, errlen))) {
-        if (T.db) tsql_close(T.db, NULL, 0);
-        T.db = NULL;
+    if (info->perfetto_path && !(tracer.pf = tpf_open(info->perfetto_path, err, errlen))) {
+        if (tracer.db) tsql_close(tracer.db, NULL, 0);
+        tracer.db = NULL;
         return -1;
     }
-    atomic_store(&T.next_flow, 1);
-    atomic_store(&T.dropped, 0);
-    atomic_store(&T.retired_events, 0);
-    atomic_store(&T.flushes, 0);
-    atomic_store(&T.flush_ns, 0);
-    atomic_store(&T.waits, 0);
-    atomic_store(&T.wait_ns, 0);
-    atomic_store(&T.max_wait_ns, 0);
-    T.warned = T.flush_failed = 0;
-    T.lost_why[0] = 0;
+    atomic_store(&tracer.next_flow, 1);
+    atomic_store(&tracer.dropped, 0);
+    atomic_store(&tracer.retired_events, 0);
+    atomic_store(&tracer.flushes, 0);
+    atomic_store(&tracer.flush_ns, 0);
+    atomic_store(&tracer.waits, 0);
+    atomic_store(&tracer.wait_ns, 0);
+    atomic_store(&tracer.max_wait_ns, 0);
+    tracer.warned = tracer.flush_failed = 0;
+    tracer.lost_why[0] = 0;
     if (trace_start_flusher()) {
         seterr(err, errlen, "trace: cannot start the flusher thread");
-        if (T.db) tsql_close(T.db, NULL, 0);
-        if (T.pf) tpf_close(T.pf, NULL, 0);
-        T.db = NULL;
-        T.pf = NULL;
+        if (tracer.db) tsql_close(tracer.db, NULL, 0);
+        if (tracer.pf) tpf_close(tracer.pf, NULL, 0);
+        tracer.db = NULL;
+        tracer.pf = NULL;
         return -1;
     }
     atomic_fetch_add(&trace_live.gen, 1);
@@ -79,46 +76,42 @@ int trace_open(const trace_run_info *info, char *err, int errlen)
     return 0;
 }
 
-void trace_flush_every(double seconds, uint64_t backlog)
-{
-    atomic_store(&T.every_ns, seconds > 0 ? (uint64_t)(seconds * 1e9) : 0);
-    atomic_store(&T.room, backlog > 0 && backlog < TRACE_RING_BYTES ? backlog : TRACE_RING_BYTES);
+void trace_flush_every(double seconds, uint64_t backlog) {
+    atomic_store(&tracer.every_ns, seconds > 0 ? (uint64_t)(seconds * 1e9) : 0);
+    atomic_store(&tracer.room, backlog > 0 && backlog < TRACE_RING_BYTES ? backlog : TRACE_RING_BYTES);
 }
 
-void trace_keep_under(uint64_t bytes)
-{
-    T.max_bytes = bytes;
+void trace_keep_under(uint64_t bytes) {
+    tracer.max_bytes = bytes;
 }
 
-int64_t trace_run_id(void)
-{
-    return trace_enabled() && T.db ? tsql_run_id(T.db) : -1;
+int64_t trace_run_id(void) {
+    return trace_enabled() && tracer.db ? tsql_run_id(tracer.db) : -1;
 }
 
 /* Recording threads must have stopped before close. */
-int trace_close(char *err, int errlen)
-{
+int trace_close(char *err, int errlen) {
     if (!trace_enabled()) return 0;
-    uint64_t start = clock_of(CLOCK_MONOTONIC), flushed_before = atomic_load(&T.flush_ns);
+    uint64_t start = clock_of(CLOCK_MONOTONIC), flushed_before = atomic_load(&tracer.flush_ns);
     trace_stop_flusher();
-    pthread_mutex_lock(&T.sink_lock);
+    pthread_mutex_lock(&tracer.sink_lock);
     int rc = trace_flush_locked(err, errlen);
     atomic_store(&trace_live.on, 0);
-    if (T.db && tsql_close(T.db, rc ? NULL : err, errlen)) rc = -1;
-    if (T.pf && tpf_close(T.pf, rc ? NULL : err, errlen)) rc = -1;
-    T.db = NULL;
-    T.pf = NULL;
-    pthread_mutex_lock(&T.enroll_lock);
-    int nthreads = atomic_load(&T.nthreads);
+    if (tracer.db && tsql_close(tracer.db, rc ? NULL : err, errlen)) rc = -1;
+    if (tracer.pf && tpf_close(tracer.pf, rc ? NULL : err, errlen)) rc = -1;
+    tracer.db = NULL;
+    tracer.pf = NULL;
+    pthread_mutex_lock(&tracer.enroll_lock);
+    int nthreads = atomic_load(&tracer.nthreads);
     for (int i = 0; i < nthreads; i++) {
-        atomic_fetch_add(&T.retired_events, atomic_load(&T.threads[i]->w.events));
-        munmap(T.threads[i]->w.ring, TRACE_RING_BYTES);
-        free(T.threads[i]);
+        atomic_fetch_add(&tracer.retired_events, atomic_load(&tracer.threads[i]->w.events));
+        munmap(tracer.threads[i]->w.ring, TRACE_RING_BYTES);
+        free(tracer.threads[i]);
     }
-    atomic_store(&T.nthreads, 0);
+    atomic_store(&tracer.nthreads, 0);
     atomic_fetch_add(&trace_live.gen, 1);
-    pthread_mutex_unlock(&T.enroll_lock);
-    pthread_mutex_unlock(&T.sink_lock);
+    pthread_mutex_unlock(&tracer.enroll_lock);
+    pthread_mutex_unlock(&tracer.sink_lock);
     /* a thread held up by the writer distorts the trace, a lost event makes
      * it incomplete: say so, and fail if anything was lost */
     trace_stats st = trace_get_stats();
@@ -132,21 +125,20 @@ int trace_close(char *err, int errlen)
                 " longest %.1f ms\n", (unsigned long long)st.waits, st.wait_ns * 1e-6, st.max_wait_ns * 1e-6);
     if (st.dropped) {
         seterr(err, errlen, "trace: %llu of %llu events were not written%s%s", (unsigned long long)st.dropped,
-               (unsigned long long)st.events, T.lost_why[0] ? ": " : "", T.lost_why);
+               (unsigned long long)st.events, tracer.lost_why[0] ? ": " : "", tracer.lost_why);
         rc = -1;
     }
     return rc;
 }
 
-trace_stats trace_get_stats(void)
-{
-    pthread_mutex_lock(&T.enroll_lock);
-    trace_stats s = { .events = atomic_load(&T.retired_events), .dropped = atomic_load(&T.dropped),
-                      .flush_ns = atomic_load(&T.flush_ns), .flushes = atomic_load(&T.flushes),
-                      .waits = atomic_load(&T.waits), .wait_ns = atomic_load(&T.wait_ns),
-                      .max_wait_ns = atomic_load(&T.max_wait_ns) };
-    int nthreads = atomic_load(&T.nthreads);
-    for (int i = 0; i < nthreads; i++) s.events += atomic_load(&T.threads[i]->w.events);
-    pthread_mutex_unlock(&T.enroll_lock);
+trace_stats trace_get_stats(void) {
+    pthread_mutex_lock(&tracer.enroll_lock);
+    trace_stats s = { .events = atomic_load(&tracer.retired_events), .dropped = atomic_load(&tracer.dropped),
+                      .flush_ns = atomic_load(&tracer.flush_ns), .flushes = atomic_load(&tracer.flushes),
+                      .waits = atomic_load(&tracer.waits), .wait_ns = atomic_load(&tracer.wait_ns),
+                      .max_wait_ns = atomic_load(&tracer.max_wait_ns) };
+    int nthreads = atomic_load(&tracer.nthreads);
+    for (int i = 0; i < nthreads; i++) s.events += atomic_load(&tracer.threads[i]->w.events);
+    pthread_mutex_unlock(&tracer.enroll_lock);
     return s;
 }

@@ -31,16 +31,14 @@ void trace_emit_slow(int kind, const trace_where *w, const char *name, uint64_t 
                      uint64_t dur, double value, int nargs, const trace_arg *args);
 void trace_series_slow(const trace_where *w, const char *name, int n, const uint64_t *ts, const double *values);
 
-TRACE_INLINE int trace_enabled(void)
-{
+TRACE_INLINE int trace_enabled(void) {
     return atomic_load_explicit(&trace_live.on, memory_order_relaxed);
 }
 
 /* The header of an n-byte record at `at`; trace_publish() makes it visible
  * to the drainer once the rest is written. */
 TRACE_INLINE trace_record *
-trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char *name, uint64_t ts)
-{
+trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char *name, uint64_t ts) {
     trace_record *r = (trace_record *)at;
     r->size = n; r->kind = kind; r->nargs = 0; r->merged = 0;
     r->layer = w->layer; r->dir = w->dir; r->clock = w->clock; r->track = w->track;
@@ -53,8 +51,7 @@ trace_header(uint8_t *at, uint32_t n, int kind, const trace_where *w, const char
  * many as the largest common record spans: a few prefetches of lines
  * already fetched cost less than a loop that would skip them. */
 TRACE_INLINE void
-trace_publish(trace_writer *t, uint64_t head, uint32_t n, uint64_t events)
-{
+trace_publish(trace_writer *t, uint64_t head, uint32_t n, uint64_t events) {
     uint8_t *ahead = t->ring + ((head + TRACE_PREFETCH) & (TRACE_RING_BYTES - 1) & ~63ull);
     __builtin_prefetch(ahead, 1, 3);
     __builtin_prefetch(ahead + 64, 1, 3);
@@ -67,8 +64,7 @@ trace_publish(trace_writer *t, uint64_t head, uint32_t n, uint64_t events)
 
 /* The writer of this thread when it can take an n-byte record with one
  * store of the head (*head); else NULL. */
-TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, uint64_t *head)
-{
+TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, uint64_t *head) {
     trace_writer *t = trace_mine.w;
     if (!t || trace_mine.gen != atomic_load_explicit(&trace_live.gen, memory_order_relaxed) ||
         (unsigned)(w->layer - L_GPU) > L_CLIENT - L_GPU) return NULL;
@@ -77,8 +73,7 @@ TRACE_INLINE trace_writer *trace_fast_writer(const trace_where *w, uint32_t n, u
 }
 
 /* The args' types packed as in trace_record.types; *strs: some are ARG_STR. */
-TRACE_INLINE uint32_t trace_arg_types(int nargs, const trace_arg *args, int *strs)
-{
+TRACE_INLINE uint32_t trace_arg_types(int nargs, const trace_arg *args, int *strs) {
     uint32_t types = 0;
     *strs = 0;
 #pragma GCC unroll 12
@@ -90,8 +85,7 @@ TRACE_INLINE uint32_t trace_arg_types(int nargs, const trace_arg *args, int *str
 }
 
 /* The args as the ring holds them. */
-TRACE_INLINE void trace_put_args(trace_ring_arg *a, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_put_args(trace_ring_arg *a, int nargs, const trace_arg *args) {
 #pragma GCC unroll 12
     for (int i = 0; i < nargs && i < TRACE_MAX_ARGS; i++) {
         a[i].key = args[i].key;
@@ -104,8 +98,7 @@ TRACE_INLINE void trace_put_args(trace_ring_arg *a, int nargs, const trace_arg *
  * becomes two stores and the checks on the types go away. */
 TRACE_INLINE void
 trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64_t dur,
-           double value, int nargs, const trace_arg *args)
-{
+           double value, int nargs, const trace_arg *args) {
     int strs;
     uint32_t types = trace_arg_types(nargs, args, &strs);
     uint32_t n = sizeof(trace_record) + (uint32_t)nargs * sizeof(trace_ring_arg);
@@ -131,51 +124,43 @@ trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64
     trace_publish(t, head, n, 1);
 }
 
-TRACE_INLINE void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args) {
     if (trace_enabled()) trace_emit(EV_BEGIN, &w, name, trace_now_ns(), trace_clock_modeled(), 0, nargs, args);
 }
 
 /* Begin a slice with an arrow from it to the next slice begun on this
  * thread: the layer below, at work inside it. */
-TRACE_INLINE void trace_begin_flowing(trace_where w, const char *name, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_begin_flowing(trace_where w, const char *name, int nargs, const trace_arg *args) {
     uint64_t f = trace_flow_next();
     trace_flow_out(f);
     trace_begin(w, name, nargs, args);
     trace_flow_in(f);
 }
 
-TRACE_INLINE void trace_end(trace_where w, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_end(trace_where w, int nargs, const trace_arg *args) {
     if (trace_enabled()) trace_emit(EV_END, &w, "", trace_now_ns(), trace_clock_modeled(), 0, nargs, args);
 }
 
 TRACE_INLINE void trace_slice(trace_where w, const char *name, uint64_t ts_ns, uint64_t dur_ns,
-                               int nargs, const trace_arg *args)
-{
+                               int nargs, const trace_arg *args) {
     if (trace_enabled()) trace_emit(EV_SLICE, &w, name, ts_ns, dur_ns, 0, nargs, args);
 }
 
-TRACE_INLINE void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_instant(trace_where w, const char *name, int nargs, const trace_arg *args) {
     if (trace_enabled()) trace_emit(EV_INSTANT, &w, name, trace_now_ns(), 0, 0, nargs, args);
 }
 
-TRACE_INLINE void trace_instant_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args)
-{
+TRACE_INLINE void trace_instant_at(trace_where w, const char *name, uint64_t ts_ns, int nargs, const trace_arg *args) {
     if (trace_enabled()) trace_emit(EV_INSTANT, &w, name, ts_ns, 0, 0, nargs, args);
 }
 
-TRACE_INLINE void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns)
-{
+TRACE_INLINE void trace_counter(trace_where w, const char *name, double value, uint64_t ts_ns) {
     if (trace_enabled()) trace_emit(EV_COUNTER, &w, name, ts_ns ? ts_ns : trace_now_ns(), 0, value, 0, NULL);
 }
 
 /* One record for n samples: the drainer hands them to the sinks one by one. */
 TRACE_INLINE void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns,
-                                       const double *values)
-{
+                                       const double *values) {
     if (!trace_enabled() || n <= 0) return;
     uint32_t size = sizeof(trace_record) + (uint32_t)n * sizeof(trace_sample);
     uint64_t head;

@@ -1,6 +1,6 @@
 /*
  * trace_internal.h -- what the trace's own files share (only the .c files
- * of trace/ include it): a thread's ring, the state T of the whole trace,
+ * of trace/ include it): a thread's ring, the state of the whole trace (tracer),
  * and who writes what.
  *
  * Each thread owns a ring of variable-length records (trace_ring.h). The
@@ -77,12 +77,11 @@ extern struct trace_state {
     _Atomic uint64_t every_ns; /* trace_flush_every: write at least this often (0: when quiet) */
     uint64_t max_bytes;        /* trace_keep_under: the database's cap (0: none) */
     _Atomic uint64_t room;     /* ... the backlog a ring may hold (TRACE_RING_BYTES, or less) */
-} T;
+} tracer;
 
 /* Nanoseconds on a clock of clock_gettime (the timeline's, clock.c's, and
  * the writer's own stopwatches). */
-static inline uint64_t clock_of(clockid_t c)
-{
+static inline uint64_t clock_of(clockid_t c) {
     struct timespec ts;
     clock_gettime(c, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

@@ -80,16 +80,14 @@ struct tpf {
 static uint64_t layer_uuid(int layer) { return PROCESS_UUID + (uint64_t)layer; }
 
 /* Hashed uuids have the top bit set, so they never meet the small ones. */
-static uint64_t mix(uint64_t a, uint64_t b)
-{
+static uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t z = a * 0x9E3779B97F4A7C15ull + b;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return (z ^ (z >> 31)) | (1ull << 63);
 }
 
-static uint64_t fnv1a(const char *s)
-{
+static uint64_t fnv1a(const char *s) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
     return h;
@@ -100,8 +98,7 @@ static uint64_t fnv1a(const char *s)
  * What is interned (event names, arg keys, categories, the direction and
  * clock values) is string literals (trace.h asks for that), so a string is
  * found by its address, without hashing or comparing it. */
-static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s)
-{
+static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s) {
     uint64_t h = mix(kind, (uintptr_t)s);
     for (size_t k = 0, i = h % NINTERN; k < NINTERN; k++, i = (i + 1) % NINTERN) {
         interned *e = &pf->strings[i];
@@ -120,8 +117,7 @@ static uint64_t intern(tpf *pf, new_strings *ns, int kind, const char *s)
     return 0;
 }
 
-static track *find(tpf *pf, uint64_t uuid)
-{
+static track *find(tpf *pf, uint64_t uuid) {
     for (size_t k = 0, i = uuid % NTRACKS; k < NTRACKS; k++, i = (i + 1) % NTRACKS) {
         track *t = &pf->tracks[i];
         if (t->uuid == uuid) return t;
@@ -132,8 +128,7 @@ static track *find(tpf *pf, uint64_t uuid)
 
 /* A write that fails part-way (disk full) is cut back off the file, so the
  * file stays whole packets; those packets are lost and the flush says so. */
-static void write_out(tpf *pf)
-{
+static void write_out(tpf *pf) {
     size_t done = 0;
     while (done < pf->nout) {
         ssize_t k = write(pf->fd, pf->out + done, pf->nout - done);
@@ -146,8 +141,7 @@ static void write_out(tpf *pf)
     pf->nout = 0;
 }
 
-static void write_packet(tpf *pf, packet *p)
-{
+static void write_packet(tpf *pf, packet *p) {
     p->optional_trusted_packet_sequence_id_case =
         PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
     p->trusted_packet_sequence_id = SEQ_ID;
@@ -166,8 +160,7 @@ static void write_packet(tpf *pf, packet *p)
     pf->nout += n;
 }
 
-static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter)
-{
+static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter) {
     descriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
     Perfetto__Protos__CounterDescriptor c = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
     d.has_uuid = 1;
@@ -187,8 +180,7 @@ static void describe(tpf *pf, track *t, uint64_t parent, int rank, int counter)
     t->emitted = 1;
 }
 
-tpf *tpf_open(const char *path, char *err, int errlen)
-{
+tpf *tpf_open(const char *path, char *err, int errlen) {
     tpf *pf = calloc(1, sizeof *pf);
     if (pf) pf->out = malloc(pf->cap = OUT_BYTES);
     if (!pf || !pf->out || (pf->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
@@ -232,8 +224,7 @@ tpf *tpf_open(const char *path, char *err, int errlen)
 /* "GPU 1/stream 0": a '/' in a child track's name puts it under a group
  * track named for the part before it (a lane group per GPU), and the track
  * keeps the part after. A group ranks as the first track that named it. */
-static uint64_t group_of(tpf *pf, int layer, char *name, int rank)
-{
+static uint64_t group_of(tpf *pf, int layer, char *name, int rank) {
     char *slash = strchr(name, '/');
     if (!slash) return layer_uuid(layer);
     *slash = 0;
@@ -247,8 +238,7 @@ static uint64_t group_of(tpf *pf, int layer, char *name, int rank)
 }
 
 /* The track of (layer, track) this thread's slices go to. */
-static uint64_t slice_track(tpf *pf, const trace_event *e)
-{
+static uint64_t slice_track(tpf *pf, const trace_event *e) {
     int layer = e->w.layer;
     track *t = find(pf, e->w.track ? mix(layer, (uint32_t)e->w.track) : layer_uuid(layer));
     if (!t) return layer_uuid(layer);
@@ -273,8 +263,7 @@ static uint64_t slice_track(tpf *pf, const trace_event *e)
     return v->uuid;
 }
 
-static uint64_t counter_track(tpf *pf, const trace_event *e)
-{
+static uint64_t counter_track(tpf *pf, const trace_event *e) {
     track *t = find(pf, mix(mix(e->w.layer, (uint32_t)e->w.track), fnv1a(e->name)));
     if (!t) return 0;
     if (!t->emitted) {
@@ -291,8 +280,7 @@ typedef struct {
     new_strings ns;
 } builder;
 
-static annotation *annotate(tpf *pf, builder *b, const char *key)
-{
+static annotation *annotate(tpf *pf, builder *b, const char *key) {
     annotation *a = &b->ann[b->n];
     b->annp[b->n++] = a;
     perfetto__protos__debug_annotation__init(a);
@@ -306,23 +294,20 @@ static annotation *annotate(tpf *pf, builder *b, const char *key)
     return a;
 }
 
-static void annotate_int(tpf *pf, builder *b, const char *key, int64_t v)
-{
+static void annotate_int(tpf *pf, builder *b, const char *key, int64_t v) {
     annotation *a = annotate(pf, b, key);
     a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE;
     a->int_value = v;
 }
 
-static void annotate_double(tpf *pf, builder *b, const char *key, double v)
-{
+static void annotate_double(tpf *pf, builder *b, const char *key, double v) {
     annotation *a = annotate(pf, b, key);
     a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE;
     a->double_value = v;
 }
 
 /* interned: v is a string literal, one of a few values on every event */
-static void annotate_str(tpf *pf, builder *b, const char *key, const char *v, int interned)
-{
+static void annotate_str(tpf *pf, builder *b, const char *key, const char *v, int interned) {
     annotation *a = annotate(pf, b, key);
     if (interned && (a->string_value_iid = intern(pf, &b->ns, IN_VALUE, v)))
         a->value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
@@ -334,8 +319,7 @@ static void annotate_str(tpf *pf, builder *b, const char *key, const char *v, in
 
 /* The packet, with the strings it interns first. Every track event packet
  * may use iids, so each says it needs the sequence's interned state. */
-static void emit(tpf *pf, uint64_t ts, track_event *te, const new_strings *ns)
-{
+static void emit(tpf *pf, uint64_t ts, track_event *te, const new_strings *ns) {
     Perfetto__Protos__EventName names[MAX_NEW], *pnames[MAX_NEW];
     Perfetto__Protos__EventCategory cats[MAX_NEW], *pcats[MAX_NEW];
     Perfetto__Protos__DebugAnnotationName keys[MAX_NEW], *pkeys[MAX_NEW];
@@ -376,15 +360,13 @@ static void emit(tpf *pf, uint64_t ts, track_event *te, const new_strings *ns)
 }
 
 /* Names a child track; only a track not yet written out can be named. */
-static void name_track(tpf *pf, const trace_event *e)
-{
+static void name_track(tpf *pf, const trace_event *e) {
     int layer = e->w.layer;
     track *t = find(pf, e->w.track ? mix(layer, (uint32_t)e->w.track) : layer_uuid(layer));
     if (t && !t->emitted) snprintf(t->name, NAME_LEN, "%s", e->name);
 }
 
-void tpf_event(tpf *pf, const trace_event *e)
-{
+void tpf_event(tpf *pf, const trace_event *e) {
     if (e->kind == EV_TRACK) { name_track(pf, e); return; }
     if (e->kind == EV_THREAD) {
         snprintf(pf->threads[e->thread].name, NAME_LEN, "%s", e->name);
@@ -457,8 +439,7 @@ void tpf_event(tpf *pf, const trace_event *e)
     }
 }
 
-int tpf_commit(tpf *pf, char *err, int errlen)
-{
+int tpf_commit(tpf *pf, char *err, int errlen) {
     write_out(pf);
     if (!pf->failed) return 0;
     if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: write failed: %s", strerror(pf->failed));
@@ -466,8 +447,7 @@ int tpf_commit(tpf *pf, char *err, int errlen)
     return -1;
 }
 
-int tpf_close(tpf *pf, char *err, int errlen)
-{
+int tpf_close(tpf *pf, char *err, int errlen) {
     int rc = tpf_commit(pf, err, errlen);
     if (close(pf->fd) != 0 && rc == 0) {
         if (err && errlen > 0) snprintf(err, errlen, "perfetto trace: close: %s", strerror(errno));

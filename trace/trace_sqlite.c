@@ -61,8 +61,7 @@ struct tsql {
 };
 
 /* "trace db FILE: WHAT: why" (trace_db_why: a full disk says so). */
-static int fail(tsql *s, const char *what, char *err, int errlen)
-{
+static int fail(tsql *s, const char *what, char *err, int errlen) {
     char why[256];
     if (err && errlen > 0)
         snprintf(err, errlen, "trace db %s: %.80s: %s", sqlite3_db_filename(s->db, "main"), what,
@@ -70,14 +69,12 @@ static int fail(tsql *s, const char *what, char *err, int errlen)
     return -1;
 }
 
-static int exec(tsql *s, const char *sql, char *err, int errlen)
-{
+static int exec(tsql *s, const char *sql, char *err, int errlen) {
     return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(s, sql, err, errlen);
 }
 
 /* First column of the first row as an integer, or -1 with err set. */
-static int64_t query_int(tsql *s, const char *sql, char *err, int errlen)
-{
+static int64_t query_int(tsql *s, const char *sql, char *err, int errlen) {
     sqlite3_stmt *st;
     int64_t v = -1;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return fail(s, sql, err, errlen);
@@ -89,8 +86,7 @@ static int64_t query_int(tsql *s, const char *sql, char *err, int errlen)
 
 /* Two processes opening one new file race to switch it to WAL, and SQLite
  * answers BUSY there without calling the busy handler: wait and retry. */
-static int set_wal(tsql *s, char *err, int errlen)
-{
+static int set_wal(tsql *s, char *err, int errlen) {
     for (int i = 0; i < 3000; i++) {
         if (query_int(s, "PRAGMA journal_mode=WAL", err, errlen) >= 0) return 0;
         int rc = sqlite3_errcode(s->db) & 0xff;
@@ -102,8 +98,7 @@ static int set_wal(tsql *s, char *err, int errlen)
 
 /* 0: the schema is ours (*version), or the file is empty (*version = 0),
  * or it is version 1, which start_run() migrates; -1: refuse. */
-static int check_schema(tsql *s, const char *path, int64_t *version, char *err, int errlen)
-{
+static int check_schema(tsql *s, const char *path, int64_t *version, char *err, int errlen) {
     /* One statement, so one snapshot: another process may be creating the
      * schema at this moment, and two reads could see before and after it
      * (tables, but no version yet). */
@@ -127,8 +122,7 @@ static int check_schema(tsql *s, const char *path, int64_t *version, char *err, 
     return -1;
 }
 
-static int insert_run(tsql *s, const trace_run_info *info, uint64_t t0_unix, char *err, int errlen)
-{
+static int insert_run(tsql *s, const trace_run_info *info, uint64_t t0_unix, char *err, int errlen) {
     sqlite3_stmt *st;
     const char *sql = "INSERT INTO runs(command, model, device, clock_domain, started_at,"
                       " started_unix_ns, pid, hipath_git_rev) VALUES (?1,?2,?3,?4,"
@@ -151,8 +145,7 @@ static int insert_run(tsql *s, const trace_run_info *info, uint64_t t0_unix, cha
  * row, in one write transaction, so that two processes starting on one new
  * file do not both create tables and a failed migration changes nothing. */
 static int start_run(tsql *s, const char *path, const trace_run_info *info, uint64_t t0_unix,
-                     char *err, int errlen)
-{
+                     char *err, int errlen) {
     int64_t version;
     if (exec(s, "BEGIN IMMEDIATE", err, errlen)) return -1;
     int rc = check_schema(s, path, &version, err, errlen);
@@ -174,8 +167,7 @@ static int start_run(tsql *s, const char *path, const trace_run_info *info, uint
 }
 
 tsql *tsql_open(const char *path, const trace_run_info *info, uint64_t t0_unix_ns, uint64_t max_bytes,
-                char *err, int errlen)
-{
+                char *err, int errlen) {
     tsql *s = calloc(1, sizeof *s);
     if (s) s->wal = malloc(strlen(path) + 5);
     if (!s || !s->wal) { free(s); snprintf(err, errlen, "%s: out of memory", path); return NULL; }
@@ -213,8 +205,7 @@ bad:
 
 int64_t tsql_run_id(const tsql *s) { return s->run_id; }
 
-static int step(tsql *s, sqlite3_stmt *st)
-{
+static int step(tsql *s, sqlite3_stmt *st) {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc == SQLITE_DONE) return 0;
@@ -223,21 +214,18 @@ static int step(tsql *s, sqlite3_stmt *st)
     return -1;
 }
 
-static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
-{
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v) {
     if (v < 0) sqlite3_bind_null(st, i);
     else sqlite3_bind_int64(st, i, v);
 }
 
 /* If BEGIN fails, the events are refused rather than autocommitted one by one. */
-int tsql_begin(tsql *s, char *err, int errlen)
-{
+int tsql_begin(tsql *s, char *err, int errlen) {
     s->failed = exec(s, "BEGIN IMMEDIATE", err, errlen) != 0;
     return s->failed ? -1 : 0;
 }
 
-static void insert_counter(tsql *s, const trace_event *e)
-{
+static void insert_counter(tsql *s, const trace_event *e) {
     sqlite3_stmt *st = s->st[ST_COUNTER];
     sqlite3_bind_int64(st, 1, s->run_id);
     sqlite3_bind_int64(st, 2, (int64_t)e->ts);
@@ -251,8 +239,7 @@ static void insert_counter(tsql *s, const trace_event *e)
     step(s, st);
 }
 
-static void insert_flow(tsql *s, int which, uint64_t id, int64_t slice)
-{
+static void insert_flow(tsql *s, int which, uint64_t id, int64_t slice) {
     sqlite3_stmt *st = s->st[which];
     sqlite3_bind_int64(st, 1, s->run_id);
     sqlite3_bind_int64(st, 2, (int64_t)id);
@@ -262,8 +249,7 @@ static void insert_flow(tsql *s, int which, uint64_t id, int64_t slice)
 
 /* A track name that cannot be stored is reported, not a reason to lose
  * the events around it. */
-static void name_track(tsql *s, const trace_event *e)
-{
+static void name_track(tsql *s, const trace_event *e) {
     sqlite3_stmt *st = s->st[ST_TRACK];
     sqlite3_bind_int64(st, 1, s->run_id);
     sqlite3_bind_int(st, 2, e->w.layer);
@@ -278,8 +264,7 @@ static void name_track(tsql *s, const trace_event *e)
  * parameter `first` on (wrapped as `open` ... `close`; `none` if n = 0),
  * then `tail`. */
 static sqlite3_stmt *with_args(tsql *s, sqlite3_stmt **st, const char *sql, int n, int first,
-                               const char *open, const char *close, const char *none, const char *tail)
-{
+                               const char *open, const char *close, const char *none, const char *tail) {
     if (*st) return *st;
     char q[512 + 32 * TRACE_MAX_ARGS];
     int len = snprintf(q, sizeof q, "%s%s", sql, n ? open : none);
@@ -292,8 +277,7 @@ static sqlite3_stmt *with_args(tsql *s, sqlite3_stmt **st, const char *sql, int 
     return NULL;
 }
 
-static void bind_args(sqlite3_stmt *st, int first, int n, const trace_arg *args)
-{
+static void bind_args(sqlite3_stmt *st, int first, int n, const trace_arg *args) {
     for (int i = 0; i < n; i++) {
         const trace_arg *a = &args[i];
         sqlite3_bind_text(st, first + 2 * i, a->key ? a->key : "", -1, SQLITE_STATIC);
@@ -303,8 +287,7 @@ static void bind_args(sqlite3_stmt *st, int first, int n, const trace_arg *args)
     }
 }
 
-static int has_key(const trace_event *e, const char *key)
-{
+static int has_key(const trace_event *e, const char *key) {
     for (int i = 0; i < e->nargs; i++)
         if (e->args[i].key == key || (e->args[i].key && key && !strcmp(e->args[i].key, key))) return 1;
     return 0;
@@ -313,8 +296,7 @@ static int has_key(const trace_event *e, const char *key)
 /* Row id of the new slice, or -1. A begin whose end is known is stored
  * whole: its duration, and its args with the end's (which win, as at an
  * UPDATE of the end). */
-static int64_t insert_slice(tsql *s, const trace_event *e)
-{
+static int64_t insert_slice(tsql *s, const trace_event *e) {
     trace_arg args[2 * TRACE_MAX_ARGS];
     int n = 0;
     for (int i = 0; i < e->nargs; i++)
@@ -343,8 +325,7 @@ static int64_t insert_slice(tsql *s, const trace_event *e)
 }
 
 /* The end's args join the begin's (and win where a key is in both). */
-static void end_slice(tsql *s, const trace_event *e, int64_t slice)
-{
+static void end_slice(tsql *s, const trace_event *e, int64_t slice) {
     sqlite3_stmt *st = with_args(s, &s->end[e->nargs], END_SQL, e->nargs, END_ARG0,
                                  "json_patch(coalesce(args, '{}'), json_object(", "))", "args",
                                  " WHERE id = ?2");
@@ -355,16 +336,14 @@ static void end_slice(tsql *s, const trace_event *e, int64_t slice)
     step(s, st);
 }
 
-static void mark_mixed(tsql *s, int64_t slice, uint64_t modeled_ns)
-{
+static void mark_mixed(tsql *s, int64_t slice, uint64_t modeled_ns) {
     sqlite3_stmt *st = s->st[ST_MIXED];
     sqlite3_bind_int64(st, 1, (int64_t)modeled_ns);
     sqlite3_bind_int64(st, 2, slice);
     step(s, st);
 }
 
-void tsql_event(tsql *s, const trace_event *e)
-{
+void tsql_event(tsql *s, const trace_event *e) {
     if (s->failed) return;
     if (e->kind == EV_TRACK) { name_track(s, e); return; }
     if (e->kind == EV_THREAD) return;   /* the slices' thread column says which; names are Perfetto's tracks */
@@ -389,8 +368,7 @@ void tsql_event(tsql *s, const trace_event *e)
 #define HALF(s)    ((s)->max_bytes / 2)
 #define QUARTER(s) ((s)->max_bytes / 4)
 
-static int64_t in_use(tsql *s)
-{
+static int64_t in_use(tsql *s) {
     return (query_int(s, "PRAGMA page_count", NULL, 0) - query_int(s, "PRAGMA freelist_count", NULL, 0)) *
            query_int(s, "PRAGMA page_size", NULL, 0);
 }
@@ -405,8 +383,7 @@ static int64_t in_use(tsql *s)
  * arrows that lost an end go too. Freed pages go on SQLite's free list and
  * the next flushes reuse them, so the file stops growing; the runs and
  * tracks stay. */
-static void trim(tsql *s)
-{
+static void trim(tsql *s) {
     int64_t before = in_use(s);
     if (before <= HALF(s)) return;
     /* in a savepoint: a delete that fails is undone, and the flush's events are kept */
@@ -450,8 +427,7 @@ static void trim(tsql *s)
 /* Back to nothing, waiting 0.2 s at most for the readers (the writer is
  * this connection, so nothing else holds it up); if they stay, the next
  * flush tries again. */
-static void shrink_wal(tsql *s)
-{
+static void shrink_wal(tsql *s) {
     struct stat st;
     if (stat(s->wal, &st) || st.st_size <= QUARTER(s)) return;
     sqlite3_busy_timeout(s->db, 200);
@@ -459,8 +435,7 @@ static void shrink_wal(tsql *s)
     sqlite3_busy_timeout(s->db, 30000);
 }
 
-int tsql_commit(tsql *s, char *err, int errlen)
-{
+int tsql_commit(tsql *s, char *err, int errlen) {
     if (s->max_bytes && !s->failed) trim(s);
     if (s->failed) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -475,8 +450,7 @@ int tsql_commit(tsql *s, char *err, int errlen)
     return -1;
 }
 
-int tsql_close(tsql *s, char *err, int errlen)
-{
+int tsql_close(tsql *s, char *err, int errlen) {
     int rc = 0;
     if (s->run_id > 0) {
         char sql[128];

@@ -24,8 +24,7 @@
 
 #define SPIN_NS 100000.0
 
-static void spin_once(void)
-{
+static void spin_once(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -37,8 +36,7 @@ static void spin_once(void)
 
 /* Nanoseconds of one spin: the fastest of four tries (a try that loses
  * its core, or runs before the core has reached its clock, reads long). */
-static double spin_ns(void)
-{
+static double spin_ns(void) {
     double best = 1e9;
     for (int k = 0; k < 4; k++) {
         struct timespec a, b;
@@ -52,8 +50,7 @@ static double spin_ns(void)
 }
 
 /* The count of spins that last about SPIN_NS on this CPU. */
-static long spin_count(void)
-{
+static long spin_count(void) {
     double ns = spin_ns();
     long n = ns > 0 ? (long)(SPIN_NS / ns) : 100000;
     return n < 1000 ? 1000 : n > 1000000 ? 1000000 : n;
@@ -61,15 +58,13 @@ static long spin_count(void)
 
 /* /proc/self/exe is this program, not a loader running it (valgrind's
  * tool, ld.so called by hand), which would take argv as its own. */
-static int exe_is(const char *argv0)
-{
+static int exe_is(const char *argv0) {
     struct stat a, b;
     return argv0 && strchr(argv0, '/') && !stat("/proc/self/exe", &a) && !stat(argv0, &b) ?
            a.st_dev == b.st_dev && a.st_ino == b.st_ino : 1;
 }
 
-void cpu_threads_wait(char **argv)
-{
+void cpu_threads_wait(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT") || !exe_is(argv[0])) return;
     char count[32];
     snprintf(count, sizeof count, "%ld", spin_count());

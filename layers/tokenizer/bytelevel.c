@@ -10,14 +10,12 @@
 #include <string.h>
 #include <utf8proc.h>
 
-static int printable(int b)
-{
+static int printable(int b) {
     return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
 }
 
 /* The byte that code point cp stands for, or -1 if cp is not in the map. */
-static int char_to_byte(int32_t cp)
-{
+static int char_to_byte(int32_t cp) {
     if (cp < 256) return printable(cp) ? cp : -1;
     int k = cp - 256;   /* the k-th non-printable byte: 0x00-0x20, 0x7F-0xA0, 0xAD */
     if (k <= 0x20) return k;
@@ -25,8 +23,7 @@ static int char_to_byte(int32_t cp)
     return k == 0x20 + 35 ? 0xAD : -1;
 }
 
-size_t tok_bytelevel_decode(const char *s, size_t n, char *out)
-{
+size_t tok_bytelevel_decode(const char *s, size_t n, char *out) {
     size_t o = 0;
     for (size_t i = 0; i < n;) {
         utf8proc_int32_t cp;

@@ -33,8 +33,7 @@ static const family LLAMA3 = { "<|start_header_id|>", "<|end_header_id|>\n\n", "
  * between `open` and `close`, if that stretch is one plain string literal
  * (no quotes, no {{ }}). Jinja source spells open's newlines as \n escapes
  * (Qwen) or as real newlines (Llama-3): try both. */
-static char *template_default(const char *tmpl, const char *open, const char *close)
-{
+static char *template_default(const char *tmpl, const char *open, const char *close) {
     char escaped[128], *q = escaped;
     for (const char *c = open; *c && q < escaped + sizeof escaped - 2; c++)
         if (*c == '\n') *q++ = '\\', *q++ = 'n';
@@ -59,15 +58,13 @@ static char *template_default(const char *tmpl, const char *open, const char *cl
 }
 
 /* A special-token field: "<|im_end|>" or {"content": "<|im_end|>", ...}. */
-static const char *token_field(const cJSON *cfg, const char *name)
-{
+static const char *token_field(const cJSON *cfg, const char *name) {
     const cJSON *f = cJSON_GetObjectItem(cfg, name);
     return cJSON_IsObject(f) ? cJSON_GetStringValue(cJSON_GetObjectItem(f, "content")) : cJSON_GetStringValue(f);
 }
 
 /* chat_template is a string, or a list of {name, template}: take "default". */
-static const char *template_text(const cJSON *cfg)
-{
+static const char *template_text(const cJSON *cfg) {
     const cJSON *c = cJSON_GetObjectItem(cfg, "chat_template"), *e;
     if (cJSON_IsString(c)) return c->valuestring;
     cJSON_ArrayForEach(e, c) {
@@ -77,8 +74,7 @@ static const char *template_text(const cJSON *cfg)
     return NULL;
 }
 
-int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int errlen)
-{
+int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int errlen) {
     const char *slash = strrchr(tokenizer_json, '/');
     char path[4096];
     snprintf(path, sizeof path, "%.*stokenizer_config.json", slash ? (int)(slash - tokenizer_json + 1) : 0,
@@ -95,8 +91,7 @@ int tok_load_config(tokenizer *t, const char *tokenizer_json, char *err, int err
     return 0;
 }
 
-void tok_set_template(tokenizer *t, const char *tmpl)
-{
+void tok_set_template(tokenizer *t, const char *tmpl) {
     t->family = strstr(tmpl, DS_ASSISTANT) ? CHAT_DEEPSEEK : strstr(tmpl, LLAMA3.open) ? CHAT_LLAMA3 : CHAT_CHATML;
     t->default_system = t->family == CHAT_LLAMA3 ? template_default(tmpl, "<|start_header_id|>system<|end_header_id|>\n\n", LLAMA3.close)
                       : t->family == CHAT_CHATML ? template_default(tmpl, "<|im_start|>system\n", "<|im_end|>") : NULL;
@@ -104,8 +99,7 @@ void tok_set_template(tokenizer *t, const char *tmpl)
 
 typedef struct { char *p; size_t len, cap; int oom; } strbuf;
 
-static void append(strbuf *b, const char *s, size_t n)
-{
+static void append(strbuf *b, const char *s, size_t n) {
     if (b->len + n + 1 > b->cap) {
         size_t cap = 2 * (b->len + n) + 256;
         char *p = realloc(b->p, cap);
@@ -119,8 +113,7 @@ static void append(strbuf *b, const char *s, size_t n)
 
 /* DeepSeek's template: the BOS, the (last) system message as it is, then
  * each turn after its role's token; the answer starts a thought. */
-static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
-{
+static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, int n, tok_span *content) {
     int system = -1;
     for (int i = 0; i < n; i++) if (!strcmp(msgs[i].role, "system")) system = i;
     if (t->bos) append(b, t->bos, strlen(t->bos));
@@ -139,8 +132,7 @@ static void deepseek(strbuf *b, const tokenizer *t, const chat_message *msgs, in
     append(b, DS_ASSISTANT "<think>\n", strlen(DS_ASSISTANT "<think>\n"));
 }
 
-static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content, tok_span *at)
-{
+static void turn(strbuf *b, const family *f, int llama3, const char *role, const char *content, tok_span *at) {
     size_t n = strlen(content);
     if (llama3) {   /* Llama-3's template trims each message */
         while (n > 0 && isspace((unsigned char)content[n - 1])) n--;
@@ -154,13 +146,11 @@ static void turn(strbuf *b, const family *f, int llama3, const char *role, const
     append(b, f->close, strlen(f->close));
 }
 
-char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n)
-{
+char *tokenizer_apply_chat(const tokenizer *t, const chat_message *msgs, int n) {
     return tokenizer_apply_chat_spans(t, msgs, n, NULL);
 }
 
-char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content)
-{
+char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, int n, tok_span *content) {
     for (int i = 0; content && i < n; i++) content[i] = (tok_span){ 0, 0 };   /* a message the template leaves out */
     int llama3 = t->family == CHAT_LLAMA3;
     const family *f = llama3 ? &LLAMA3 : &CHATML;
@@ -182,8 +172,7 @@ char *tokenizer_apply_chat_spans(const tokenizer *t, const chat_message *msgs, i
     return b.p;
 }
 
-int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids)
-{
+int tokenizer_stop_ids(const tokenizer *t, int *ids, int max_ids) {
     const char *names[] = { "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end_of_text|>", DS_END };
     enum { N = sizeof names / sizeof *names };
     int n = 0;

@@ -15,20 +15,17 @@ typedef struct { char *p; int cap, len, written; } outbuf;
 
 /* Append whole characters only: once one does not fit, nothing more is
  * written, but len keeps counting (like snprintf). */
-static void put(outbuf *o, const char *b, int n)
-{
+static void put(outbuf *o, const char *b, int n) {
     if (o->written == o->len && o->len + n < o->cap) memcpy(o->p + o->len, b, n), o->written += n;
     o->len += n;
 }
 
-static int finish(outbuf *o)
-{
+static int finish(outbuf *o) {
     if (o->cap > 0) o->p[o->written] = 0;
     return o->len;
 }
 
-static void feed(detok_stream *s, unsigned char c, outbuf *o)
-{
+static void feed(detok_stream *s, unsigned char c, outbuf *o) {
     s->pending[s->npending++] = (char)c;
     while (s->npending > 0) {
         int k = tok_utf8_char((const unsigned char *)s->pending, s->npending);
@@ -40,14 +37,12 @@ static void feed(detok_stream *s, unsigned char c, outbuf *o)
     }
 }
 
-void detok_init(detok_stream *s, const tokenizer *t)
-{
+void detok_init(detok_stream *s, const tokenizer *t) {
     s->t = t;
     s->npending = 0;
 }
 
-int detok_step(detok_stream *s, int id, char *out, int cap)
-{
+int detok_step(detok_stream *s, int id, char *out, int cap) {
     size_t n;
     const char *b = tokenizer_token_bytes(s->t, id, &n);
     if (!b) return -1;
@@ -56,8 +51,7 @@ int detok_step(detok_stream *s, int id, char *out, int cap)
     return finish(&o);
 }
 
-int detok_flush(detok_stream *s, char *out, int cap)
-{
+int detok_flush(detok_stream *s, char *out, int cap) {
     outbuf o = { out, cap, 0, 0 };
     if (s->npending > 0) put(&o, REPLACEMENT, 3);   /* a valid but unfinished prefix */
     s->npending = 0;

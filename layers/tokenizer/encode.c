@@ -26,23 +26,20 @@ typedef struct {            /* one encode call */
     int nheap, cap;
 } encoder;
 
-static void emit(encoder *e, int id)
-{
+static void emit(encoder *e, int id) {
     if (e->n < e->max_ids) e->ids[e->n] = id;
     e->n++;
 }
 
 static int before(candidate a, candidate b) { return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos); }
 
-static void heap_push(encoder *e, candidate c)
-{
+static void heap_push(encoder *e, candidate c) {
     int i = e->nheap++;
     for (; i > 0 && before(c, e->heap[(i - 1) / 2]); i = (i - 1) / 2) e->heap[i] = e->heap[(i - 1) / 2];
     e->heap[i] = c;
 }
 
-static candidate heap_pop(encoder *e)
-{
+static candidate heap_pop(encoder *e) {
     candidate top = e->heap[0], last = e->heap[--e->nheap];
     int i = 0;
     for (;;) {
@@ -57,16 +54,14 @@ static candidate heap_pop(encoder *e)
     return top;
 }
 
-static void push_pair(encoder *e, int pos)
-{
+static void push_pair(encoder *e, int pos) {
     int next = e->sym[pos].next;
     if (next < 0) return;
     const tok_merge *m = tok_merge_find(e->t, e->sym[pos].id, e->sym[next].id);
     if (m) heap_push(e, (candidate){ m->rank, pos });
 }
 
-static int bpe(encoder *e, const char *w, int n)
-{
+static int bpe(encoder *e, const char *w, int n) {
     const tokenizer *t = e->t;
     if (t->ignore_merges) {
         int id = tok_vocab_find(t, w, n);
@@ -107,8 +102,7 @@ static int bpe(encoder *e, const char *w, int n)
 
 /* Pre-tokenizer stage k: regex matches and the gaps between them are the
  * pieces handed to stage k+1; after the last stage, pieces are words. */
-static int split(encoder *e, const char *s, size_t n, int k)
-{
+static int split(encoder *e, const char *s, size_t n, int k) {
     if (n == 0) return 0;
     if (k == e->t->nsplit) return bpe(e, s, (int)n);
     size_t at = 0, gap = 0;
@@ -125,15 +119,13 @@ static int split(encoder *e, const char *s, size_t n, int k)
     return split(e, s + gap, n - gap, k + 1);
 }
 
-static int ascii(const char *s, size_t n)
-{
+static int ascii(const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) if ((unsigned char)s[i] >= 0x80) return 0;
     return 1;
 }
 
 /* A stretch of ordinary text: normalize, then pre-tokenize and BPE. */
-static int segment(encoder *e, const char *s, size_t n)
-{
+static int segment(encoder *e, const char *s, size_t n) {
     if (!e->t->nfc || ascii(s, n)) return split(e, s, n, 0);   /* ASCII is already NFC */
     utf8proc_uint8_t *nfc;   /* utf8proc_map, not utf8proc_NFC: the text may hold NUL bytes */
     utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, n, &nfc, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
@@ -144,8 +136,7 @@ static int segment(encoder *e, const char *s, size_t n)
 }
 
 /* Longest added token that starts at s, or -1; *len gets its length. */
-static int added_at(const tokenizer *t, const char *s, size_t n, size_t *len)
-{
+static int added_at(const tokenizer *t, const char *s, size_t n, size_t *len) {
     int best = -1;
     *len = 0;
     for (int i = 0; i < t->nadded; i++) {
@@ -157,8 +148,7 @@ static int added_at(const tokenizer *t, const char *s, size_t n, size_t *len)
 }
 
 int tokenizer_encode(const tokenizer *t, const char *text, size_t len, int *ids, int max_ids,
-                     char *err, int errlen)
-{
+                     char *err, int errlen) {
     return tokenizer_encode_plain(t, text, len, NULL, 0, ids, max_ids, err, errlen);
 }
 
@@ -168,8 +158,7 @@ static int by_from(const void *a, const void *b) {
 }
 
 int tokenizer_encode_plain(const tokenizer *t, const char *text, size_t len, const tok_span *spans, int n_plain,
-                           int *ids, int max_ids, char *err, int errlen)
-{
+                           int *ids, int max_ids, char *err, int errlen) {
     for (size_t i = 0; i < len;) {
         int k = tok_utf8_char((const unsigned char *)text + i, len - i);
         if (k <= 0) { snprintf(err, errlen, "invalid UTF-8 at byte %zu", i); return -1; }

@@ -37,8 +37,7 @@ static const struct { const char *pre; int digits; const char *regex; int nfc, i
     { "llama3",    0, LLAMA3_REGEX, 0, 1 },
 };
 
-static tokenizer *fail(tokenizer *t, gguf *g, char *err, int errlen, const char *fmt, ...)
-{
+static tokenizer *fail(tokenizer *t, gguf *g, char *err, int errlen, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
@@ -48,8 +47,7 @@ static tokenizer *fail(tokenizer *t, gguf *g, char *err, int errlen, const char 
     return NULL;
 }
 
-static int set_pretok(tokenizer *t, const gguf *g, char *err, int errlen)
-{
+static int set_pretok(tokenizer *t, const gguf *g, char *err, int errlen) {
     size_t n = 7;
     const char *pre = gguf_meta_str(g, "tokenizer.ggml.pre", &n);
     if (!pre) pre = "default";
@@ -65,8 +63,7 @@ static int set_pretok(tokenizer *t, const gguf *g, char *err, int errlen)
     return -1;
 }
 
-tokenizer *tok_load_gguf(const char *path, char *err, int errlen)
-{
+tokenizer *tok_load_gguf(const char *path, char *err, int errlen) {
     gguf g;
     if (gguf_open(&g, path, err, errlen)) return NULL;
     tokenizer *t = calloc(1, sizeof *t);

@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, int errlen, const char *fmt, ...)
-{
+static int fail(char *err, int errlen, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
@@ -23,8 +22,7 @@ static int fail(char *err, int errlen, const char *fmt, ...)
 
 /* Every pre-tokenizer here becomes a regex whose matches and the gaps
  * between them are the pieces (HF's "Isolated" behaviour). */
-static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err, int errlen)
-{
+static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err, int errlen) {
     if (!p || cJSON_IsNull(p)) return 0;
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(p, "type"));
     if (!type) return fail(err, errlen, "%s: pre_tokenizer: no type", path);
@@ -58,8 +56,7 @@ static int load_pretok(tokenizer *t, const cJSON *p, const char *path, char *err
     return fail(err, errlen, "%s: pre_tokenizer type %s not supported", path, type);
 }
 
-static int load_normalizer(tokenizer *t, const cJSON *n, const char *path, char *err, int errlen)
-{
+static int load_normalizer(tokenizer *t, const cJSON *n, const char *path, char *err, int errlen) {
     if (!n || cJSON_IsNull(n)) return 0;
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(n, "type"));
     if (type && !strcmp(type, "NFC")) { t->nfc = 1; return 0; }
@@ -67,8 +64,7 @@ static int load_normalizer(tokenizer *t, const cJSON *n, const char *path, char 
 }
 
 static int load_model(tokenizer *t, const cJSON *model, const cJSON *added, const char *path,
-                      char *err, int errlen)
-{
+                      char *err, int errlen) {
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(model, "type"));
     if (type && strcmp(type, "BPE")) return fail(err, errlen, "%s: model.type %s is not BPE", path, type);
     const cJSON *vocab = cJSON_GetObjectItem(model, "vocab"), *merges = cJSON_GetObjectItem(model, "merges");
@@ -150,8 +146,7 @@ done:
     return rc;
 }
 
-tokenizer *tok_load_json(const char *path, char *err, int errlen)
-{
+tokenizer *tok_load_json(const char *path, char *err, int errlen) {
     size_t len;
     char *text = file_read(path, FILE_LARGE, &len, err, errlen);
     if (!text) return NULL;

@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-tokenizer *tokenizer_placeholder(int n_vocab, char *err, int errlen)
-{
+tokenizer *tokenizer_placeholder(int n_vocab, char *err, int errlen) {
     tokenizer *t = calloc(1, sizeof *t);
     if (!t || n_vocab < 256) { free(t); snprintf(err, errlen, "placeholder tokenizer: need a vocabulary of at least 256 ids"); return NULL; }
     t->eos_id = -1;

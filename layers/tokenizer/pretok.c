@@ -11,8 +11,7 @@ const char *const TOK_GPT2_REGEX =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 
 int tok_add_split(tokenizer *t, const char *pattern, uint32_t flags, const char *path,
-                     const char *field, char *err, int errlen)
-{
+                     const char *field, char *err, int errlen) {
     if (t->nsplit == TOK_MAX_SPLITS)
         { snprintf(err, errlen, "%s: %s: more than %d split stages", path, field, TOK_MAX_SPLITS); return -1; }
     int code;

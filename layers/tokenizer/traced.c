@@ -10,8 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, tok_span *content, int64_t req)
-{
+char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, int n, tok_span *content, int64_t req) {
     trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
     trace_begin(w, "chat_template", TRACE_ARGS(TA_INT("messages", n)));
     char *text = tokenizer_apply_chat_spans(t, msgs, n, content);
@@ -21,8 +20,7 @@ char *tokenizer_apply_chat_traced(const tokenizer *t, const chat_message *msgs, 
 
 /* The first ids as a JSON array, as many as fit in cap: a long prompt's
  * list is cut short (the "tokens" arg still has the whole count). */
-static void ids_json(const int *ids, int n, char *out, int cap)
-{
+static void ids_json(const int *ids, int n, char *out, int cap) {
     int len = 1;
     out[0] = '[';
     for (int i = 0; i < n; i++) {
@@ -36,8 +34,7 @@ static void ids_json(const int *ids, int n, char *out, int cap)
 }
 
 int tokenizer_encode_traced(const tokenizer *t, const char *text, const tok_span *plain, int n_plain, int *ids, int max_ids,
-                            char *err, int errlen, int64_t req)
-{
+                            char *err, int errlen, int64_t req) {
     trace_where w = trace_at(L_TOKENIZER, DIR_DOWN, req, NO_STEP);
     trace_flow_in(trace_request_flow(req, HOP_SENT));        /* from the client's request */
     trace_flow_out(trace_request_flow(req, HOP_TOKENIZED));  /* -> the scheduler's admission */
@@ -49,8 +46,7 @@ int tokenizer_encode_traced(const tokenizer *t, const char *text, const tok_span
     return n;
 }
 
-int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step)
-{
+int detok_step_traced(detok_stream *s, int id, char *out, int cap, int64_t req, int64_t step) {
     int n = detok_step(s, id, out, cap);
     if (step == 0) {   /* the first token on its way up: from its sampling, on to the SSE stream */
         trace_flow_in(trace_request_flow(req, HOP_SAMPLED));

@@ -1,8 +1,7 @@
 /* utf8.c -- one UTF-8 character: whole, unfinished, or invalid. */
 #include "layers/tokenizer/tok_internal.h"
 
-int tok_utf8_char(const unsigned char *s, size_t n)
-{
+int tok_utf8_char(const unsigned char *s, size_t n) {
     unsigned char c = s[0];
     if (c < 0x80) return 1;
     int need;                       /* bytes in the whole character */

@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_bytes(const char *b, size_t n)   /* FNV-1a */
-{
+/* FNV-1a */
+static uint64_t hash_bytes(const char *b, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)b[i]) * 1099511628211ull;
     return h;
 }
 
-static uint64_t hash_pair(uint64_t x)   /* splitmix64's finalizer: every key bit moves every hash bit */
-{
+/* splitmix64's finalizer: every key bit moves every hash bit */
+static uint64_t hash_pair(uint64_t x) {
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
@@ -25,15 +25,13 @@ static uint64_t pair_key(int left, int right) { return (uint64_t)left << 32 | (u
 
 /* Slot i holds id, or -1; the hash's high half is kept beside it so most
  * misses are settled without touching the token's bytes. */
-static int same(const tokenizer *t, const tok_slot *s, uint32_t h, const char *b, size_t n)
-{
+static int same(const tokenizer *t, const tok_slot *s, uint32_t h, const char *b, size_t n) {
     return s->h == h && t->tok[s->id].len == (int)n && memcmp(t->bytes + t->tok[s->id].off, b, n) == 0;
 }
 
 /* Store token `id` = bytes b[0..n) and map its bytes to it (a later id with
  * the same bytes takes the map slot: added tokens override the vocab). */
-int tok_vocab_add(tokenizer *t, int id, const char *b, size_t n)
-{
+int tok_vocab_add(tokenizer *t, int id, const char *b, size_t n) {
     if (!t->bytes || t->nbytes + n > t->capbytes) {   /* bytes even for an empty first token ("" may be in a vocab) */
         size_t cap = 2 * (t->nbytes + n) + 4096;
         char *p = realloc(t->bytes, cap);
@@ -51,8 +49,7 @@ int tok_vocab_add(tokenizer *t, int id, const char *b, size_t n)
     }
 }
 
-int tok_vocab_find(const tokenizer *t, const char *b, size_t n)
-{
+int tok_vocab_find(const tokenizer *t, const char *b, size_t n) {
     uint64_t h = hash_bytes(b, n);
     int mask = t->vocab_cap - 1;
     for (int i = h & mask;; i = (i + 1) & mask) {
@@ -62,8 +59,7 @@ int tok_vocab_find(const tokenizer *t, const char *b, size_t n)
 }
 
 /* A repeated merge keeps its last rank, as HF's map does. */
-void tok_merge_add(tokenizer *t, int left, int right, int rank, int merged)
-{
+void tok_merge_add(tokenizer *t, int left, int right, int rank, int merged) {
     uint64_t key = pair_key(left, right);
     int mask = t->merges_cap - 1;
     for (int i = hash_pair(key) & mask;; i = (i + 1) & mask) {
@@ -72,8 +68,7 @@ void tok_merge_add(tokenizer *t, int left, int right, int rank, int merged)
     }
 }
 
-const tok_merge *tok_merge_find(const tokenizer *t, int left, int right)
-{
+const tok_merge *tok_merge_find(const tokenizer *t, int left, int right) {
     uint64_t key = pair_key(left, right);
     int mask = t->merges_cap - 1;
     for (int i = hash_pair(key) & mask;; i = (i + 1) & mask) {
@@ -85,27 +80,23 @@ const tok_merge *tok_merge_find(const tokenizer *t, int left, int right)
 
 int tokenizer_vocab_size(const tokenizer *t) { return t->n_vocab; }
 
-int tokenizer_token_id(const tokenizer *t, const char *token)
-{
+int tokenizer_token_id(const tokenizer *t, const char *token) {
     return tok_vocab_find(t, token, strlen(token));
 }
 
-const char *tokenizer_token_bytes(const tokenizer *t, int id, size_t *len)
-{
+const char *tokenizer_token_bytes(const tokenizer *t, int id, size_t *len) {
     if (id < 0 || id >= t->n_vocab || t->tok[id].len < 0) return NULL;
     *len = t->tok[id].len;
     return t->bytes + t->tok[id].off;
 }
 
-int tok_pow2_above(int n)
-{
+int tok_pow2_above(int n) {
     int c = 16;
     while (c < 2 * n) c *= 2;
     return c;
 }
 
-int tok_tables(tokenizer *t, int n_vocab, int n_strings, int n_merges, int n_added)
-{
+int tok_tables(tokenizer *t, int n_vocab, int n_strings, int n_merges, int n_added) {
     t->n_vocab = n_vocab;
     t->vocab_cap = tok_pow2_above(n_strings);
     t->merges_cap = tok_pow2_above(n_merges);
@@ -120,8 +111,7 @@ int tok_tables(tokenizer *t, int n_vocab, int n_strings, int n_merges, int n_add
     return 0;
 }
 
-void tokenizer_free(tokenizer *t)
-{
+void tokenizer_free(tokenizer *t) {
     if (!t) return;
     for (int i = 0; i < t->nsplit; i++) pcre2_code_free(t->split[i]);
     free(t->tok), free(t->bytes), free(t->vocab), free(t->merges), free(t->added);

@@ -43,8 +43,7 @@ static char dir[64];
 
 /* GPT-2's bytes_to_unicode: printable bytes stand for themselves, the
  * rest take U+0100, U+0101, ... in byte order. Appends UTF-8 to out. */
-static void bytelevel(const char *bytes, char *out)
-{
+static void bytelevel(const char *bytes, char *out) {
     char *o = out + strlen(out);
     for (const unsigned char *b = (const unsigned char *)bytes; *b; b++) {
         int cp = *b, n = 0;
@@ -63,8 +62,7 @@ static char *bl(const char *bytes, char *buf) { buf[0] = 0; bytelevel(bytes, buf
 
 /* Write <dir>/<sub>/tokenizer.json with the given pre_tokenizer (and merge
  * table, possibly broken), plus tokenizer_config.json if config != NULL. */
-static void write_tokenizer(const char *sub, cJSON *pretok, int broken_merge, const char *config, char *path)
-{
+static void write_tokenizer(const char *sub, cJSON *pretok, int broken_merge, const char *config, char *path) {
     cJSON *root = cJSON_CreateObject(), *model = cJSON_AddObjectToObject(root, "model");
     cJSON *vocab = cJSON_AddObjectToObject(model, "vocab"), *merges = cJSON_AddArrayToObject(model, "merges");
     char a[32], b[32], ab[64];
@@ -119,8 +117,7 @@ static void write_tokenizer(const char *sub, cJSON *pretok, int broken_merge, co
     }
 }
 
-static cJSON *bytelevel_pretok(int use_regex)
-{
+static cJSON *bytelevel_pretok(int use_regex) {
     cJSON *p = cJSON_CreateObject();
     cJSON_AddStringToObject(p, "type", "ByteLevel");
     cJSON_AddBoolToObject(p, "add_prefix_space", 0);
@@ -129,8 +126,7 @@ static cJSON *bytelevel_pretok(int use_regex)
 }
 
 /* Qwen's layout: Sequence[Split(regex, Isolated), ByteLevel(use_regex=false)]. */
-static cJSON *qwen_pretok(void)
-{
+static cJSON *qwen_pretok(void) {
     cJSON *seq = cJSON_CreateObject(), *split = cJSON_CreateObject();
     cJSON_AddStringToObject(seq, "type", "Sequence");
     cJSON *list = cJSON_AddArrayToObject(seq, "pretokenizers");
@@ -144,8 +140,7 @@ static cJSON *qwen_pretok(void)
 }
 
 /* SmolLM2's layout: Sequence[Digits(individual), ByteLevel(use_regex=true)]. */
-static cJSON *digits_pretok(void)
-{
+static cJSON *digits_pretok(void) {
     cJSON *seq = cJSON_CreateObject(), *digits = cJSON_CreateObject();
     cJSON_AddStringToObject(seq, "type", "Sequence");
     cJSON *list = cJSON_AddArrayToObject(seq, "pretokenizers");
@@ -173,8 +168,7 @@ static const char *LLAMA_CONFIG =
 
 static tokenizer *tq;   /* the Qwen-layout tokenizer */
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     (void)state;
     strcpy(dir, "/tmp/hipath_tok_XXXXXX");
     if (!mkdtemp(dir)) return -1;
@@ -185,8 +179,7 @@ static int setup(void **state)
     return tq ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     (void)state;
     tokenizer_free(tq);
     char cmd[128];
@@ -194,8 +187,7 @@ static int teardown(void **state)
     return system(cmd);
 }
 
-static void expect_ids(const tokenizer *t, const char *text, const int *want, int nwant)
-{
+static void expect_ids(const tokenizer *t, const char *text, const int *want, int nwant) {
     int ids[64];
     char err[128];
     int n = tokenizer_encode(t, text, strlen(text), ids, 64, err, sizeof err);
@@ -208,8 +200,7 @@ static void expect_ids(const tokenizer *t, const char *text, const int *want, in
 }
 #define EXPECT(t, text, ...) do { int w_[] = { __VA_ARGS__ }; expect_ids(t, text, w_, sizeof w_ / sizeof *w_); } while (0)
 
-static void test_vocab(void **state)
-{
+static void test_vocab(void **state) {
     (void)state;
     assert_int_equal(tokenizer_vocab_size(tq), 303);
     assert_int_equal(tokenizer_token_id(tq, "hello"), 259);
@@ -225,8 +216,7 @@ static void test_vocab(void **state)
     assert_null(tokenizer_token_bytes(tq, -1, &n));
 }
 
-static void test_bpe(void **state)
-{
+static void test_bpe(void **state) {
     (void)state;
     /* h e l l o: he (rank 0), ll (1), llo (2), hello (3). " world": Ġw (5),
      * or (6), Ġwor (7), ld (8). */
@@ -248,8 +238,7 @@ static void test_bpe(void **state)
     assert_int_equal(tokenizer_encode(tq, "", 0, ids, 1, err, sizeof err), 0);
 }
 
-static void test_pretokenizer(void **state)
-{
+static void test_pretokenizer(void **state) {
     (void)state;
     /* Qwen's regex: digits one by one, so "1 2" (rank 10) never applies. */
     EXPECT(tq, "12", '1', '2');
@@ -275,8 +264,7 @@ static void test_pretokenizer(void **state)
     tokenizer_free(t);
 }
 
-static void test_overflow(void **state)
-{
+static void test_overflow(void **state) {
     (void)state;
     int ids[3] = { -7, -7, -7 };
     char err[128];
@@ -285,8 +273,7 @@ static void test_overflow(void **state)
     assert_int_equal(ids[1], -7);
 }
 
-static void test_invalid_utf8(void **state)
-{
+static void test_invalid_utf8(void **state) {
     (void)state;
     const char *bad[] = { "\xFF", "a\xC3", "\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ok\x80" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -297,16 +284,14 @@ static void test_invalid_utf8(void **state)
     }
 }
 
-static void step(detok_stream *s, int id, const char *want)
-{
+static void step(detok_stream *s, int id, const char *want) {
     char out[32];
     int n = detok_step(s, id, out, sizeof out);
     assert_int_equal(n, (int)strlen(want));
     assert_string_equal(out, want);
 }
 
-static void test_detok(void **state)
-{
+static void test_detok(void **state) {
     (void)state;
     detok_stream s;
     char out[32];
@@ -331,8 +316,7 @@ static void test_detok(void **state)
     assert_string_equal(out, "hel");
 }
 
-static void test_chat(void **state)
-{
+static void test_chat(void **state) {
     (void)state;
     chat_message user = { "user", "hi" }, two[] = { { "system", "Sys." }, { "user", "hi" } };
     char *p = tokenizer_apply_chat(tq, &user, 1);
@@ -373,8 +357,7 @@ static void test_chat(void **state)
 
 /* Plain spans in any order (DeepSeek's template writes the system message
  * first, whatever its index): each stays ordinary text. */
-static void test_plain_spans(void **state)
-{
+static void test_plain_spans(void **state) {
     (void)state;
     const char *text = "<|im_end|>x<|im_end|>";
     tok_span order[] = { { 0, 10 }, { 11, 21 } }, reversed[] = { { 11, 21 }, { 0, 10 } };
@@ -389,8 +372,7 @@ static void test_plain_spans(void **state)
     assert_memory_equal(a, b, na * sizeof *a);
 }
 
-static void test_load_errors(void **state)
-{
+static void test_load_errors(void **state) {
     (void)state;
     char path[160], err[256] = "";
     assert_null(tokenizer_load("/nonexistent/tokenizer.json", err, sizeof err));
@@ -407,8 +389,7 @@ static void test_load_errors(void **state)
     assert_non_null(strstr(err, "not valid JSON"));
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vocab),
         cmocka_unit_test(test_bpe),

@@ -32,8 +32,7 @@
 
 #define N_BULK 60000  /* > one ring's worth, so the recording thread flushes itself */
 
-static trace_where W(int layer, int dir, int64_t req, int track)
-{
+static trace_where W(int layer, int dir, int64_t req, int track) {
     return (trace_where){ .layer = layer, .dir = dir, .req = req, .step = -1,
                           .clock = TRACE_MEASURED, .track = track };
 }
@@ -45,8 +44,7 @@ typedef struct {
     uint64_t flow;
 } scenario;
 
-static void *worker(void *arg)
-{
+static void *worker(void *arg) {
     scenario *sc = arg;
     pthread_barrier_wait(&sc->bar);                   /* 1: the flow exists */
     trace_flow_in(sc->flow);
@@ -63,8 +61,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static int record_scenario(void)
-{
+static int record_scenario(void) {
     int rc = 0;
     scenario sc;
     pthread_t tid;
@@ -118,8 +115,7 @@ static int record_scenario(void)
 
 static char dir[] = "/tmp/hipath-trace-XXXXXX";
 
-static const char *path(const char *name)
-{
+static const char *path(const char *name) {
     static char buf[4][512];
     static int k;
     k = (k + 1) % 4;
@@ -128,8 +124,7 @@ static const char *path(const char *name)
 }
 
 /* The first column of the one row of a query (printf-style). */
-static double q(sqlite3 *db, const char *fmt, ...)
-{
+static double q(sqlite3 *db, const char *fmt, ...) {
     char sql[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -143,8 +138,7 @@ static double q(sqlite3 *db, const char *fmt, ...)
     return v;
 }
 
-static const char *qs(sqlite3 *db, const char *sql)
-{
+static const char *qs(sqlite3 *db, const char *sql) {
     static char out[256];
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
@@ -155,14 +149,12 @@ static const char *qs(sqlite3 *db, const char *sql)
     return out;
 }
 
-static trace_run_info info(const char *db, const char *pf)
-{
+static trace_run_info info(const char *db, const char *pf) {
     return (trace_run_info){ .db_path = db, .perfetto_path = pf, .command = "test_trace",
                              .model = "none", .device = "cpu", .clock_domain = "host-monotonic" };
 }
 
-static void test_two_threads(void **state)
-{
+static void test_two_threads(void **state) {
     (void)state;
     char err[256] = "";
     trace_run_info ri = info(path("t.db"), path("t.pftrace"));
@@ -246,8 +238,7 @@ static void test_two_threads(void **state)
     sqlite3_close(db);
 }
 
-static void test_two_runs_one_db(void **state)
-{
+static void test_two_runs_one_db(void **state) {
     (void)state;
     char err[256];
     trace_run_info ri = info(path("runs.db"), NULL);
@@ -269,8 +260,7 @@ static void test_two_runs_one_db(void **state)
 /* A slice whose begin and end args make more than TRACE_MAX_ARGS together
  * is stored whole with all of them; closing the trace then closes the
  * database too (every statement finalized): its WAL is checkpointed away. */
-static void test_args_past_max(void **state)
-{
+static void test_args_past_max(void **state) {
     (void)state;
     char err[256];
     trace_run_info ri = info(path("many.db"), NULL);
@@ -291,8 +281,7 @@ static void test_args_past_max(void **state)
 
 /* A step of 512 sequences names them all in its `requests` arg, a JSON
  * array past 2 KiB; a cut array would stop v_step_requests from reading it. */
-static void test_long_string_arg(void **state)
-{
+static void test_long_string_arg(void **state) {
     (void)state;
     char err[256], ids[8192] = "[";
     for (int i = 1; i <= 512; i++) snprintf(ids + strlen(ids), sizeof ids - strlen(ids), "%d%s", 1000 + i, i < 512 ? "," : "]");
@@ -309,8 +298,7 @@ static void test_long_string_arg(void **state)
 }
 
 /* An event; every third thread also leaves a flow waiting when it exits. */
-static void *one_event(void *arg)
-{
+static void *one_event(void *arg) {
     trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
     if ((intptr_t)arg % 3 == 0) trace_flow_out(trace_flow_next());
     return NULL;
@@ -319,8 +307,7 @@ static void *one_event(void *arg)
 /* More short-lived threads than the recorder has slots: exited threads'
  * buffers are reused, nothing is dropped, and a flow left waiting by a
  * thread that exited is not handed to the next thread's first event. */
-static void test_short_lived_threads(void **state)
-{
+static void test_short_lived_threads(void **state) {
     (void)state;
     char err[256];
     trace_run_info ri = info(path("threads.db"), NULL);
@@ -342,8 +329,7 @@ static void test_short_lived_threads(void **state)
 
 /* A flow for a layer waits past the slices of other layers: as an op's
  * arrow to its kernel, recorded before the op's own slice. */
-static void test_flow_waits_for_its_layer(void **state)
-{
+static void test_flow_waits_for_its_layer(void **state) {
     (void)state;
     char err[256];
     trace_run_info ri = info(path("flows.db"), NULL);
@@ -363,8 +349,7 @@ static void test_flow_waits_for_its_layer(void **state)
     sqlite3_close(db);
 }
 
-static long file_bytes(const char *p, char *buf, long cap)
-{
+static long file_bytes(const char *p, char *buf, long cap) {
     FILE *f = fopen(p, "rb");
     assert_non_null(f);
     long n = fread(buf, 1, cap, f);
@@ -373,8 +358,7 @@ static long file_bytes(const char *p, char *buf, long cap)
 }
 
 /* A database of another schema version (or a foreign one) is refused, unchanged. */
-static void test_schema_refusal(void **state)
-{
+static void test_schema_refusal(void **state) {
     (void)state;
     const char *cases[][2] = { { "PRAGMA user_version = 99; CREATE TABLE t(x);", "version 99" },
                                { "CREATE TABLE t(x);", "not a hipath trace database" } };
@@ -401,8 +385,7 @@ static void test_schema_refusal(void **state)
 /* A version-1 file (one row per argument in a table `args`) is moved to
  * version 2 in place: its old args read back through the `args` view and
  * the views, and the new run lands next to the old one. */
-static void test_schema_migration(void **state)
-{
+static void test_schema_migration(void **state) {
     (void)state;
     const char *p = path("v1.db");
     sqlite3 *db;
@@ -461,8 +444,7 @@ static void test_schema_migration(void **state)
  * (trace_close fails with the reason), and both files stay readable: the
  * database holds whole flushes, the .pftrace whole packets. */
 #define FULL_BYTES (192 << 10)
-static void test_disk_full(void **state)
-{
+static void test_disk_full(void **state) {
     (void)state;
     const char *db_path = path("full.db"), *pf_path = path("full.pftrace");
     pid_t pid = fork();
@@ -515,8 +497,7 @@ static void test_disk_full(void **state)
 
 /* Both files fail in the same flush (one full disk holds both): the reason
  * names both, not only the database. */
-static void test_both_files_fail(void **state)
-{
+static void test_both_files_fail(void **state) {
     (void)state;
     const char *db_path = path("both.db"), *pf_path = path("both.pftrace");
     pid_t pid = fork();
@@ -548,8 +529,7 @@ static void test_both_files_fail(void **state)
  * must read "disk full". */
 static const char *full_suffix;
 static sqlite3_syscall_ptr real_write[3];
-static int disk_full(int fd)
-{
+static int disk_full(int fd) {
     char link[64], name[4096];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, name, sizeof name - 1);
@@ -560,20 +540,16 @@ static int disk_full(int fd)
     errno = ENOSPC;
     return 1;
 }
-static ssize_t full_write(int fd, const void *b, size_t n)
-{
+static ssize_t full_write(int fd, const void *b, size_t n) {
     return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t))real_write[0])(fd, b, n);
 }
-static ssize_t full_pwrite(int fd, const void *b, size_t n, off_t at)
-{
+static ssize_t full_pwrite(int fd, const void *b, size_t n, off_t at) {
     return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t, off_t))real_write[1])(fd, b, n, at);
 }
-static ssize_t full_pwrite64(int fd, const void *b, size_t n, off_t at)
-{
+static ssize_t full_pwrite64(int fd, const void *b, size_t n, off_t at) {
     return disk_full(fd) ? -1 : ((ssize_t (*)(int, const void *, size_t, off_t))real_write[2])(fd, b, n, at);
 }
-static void fill_disk(const char *suffix)
-{
+static void fill_disk(const char *suffix) {
     static const char *names[3] = { "write", "pwrite", "pwrite64" };
     sqlite3_syscall_ptr full[3] = { (sqlite3_syscall_ptr)full_write, (sqlite3_syscall_ptr)full_pwrite,
                                     (sqlite3_syscall_ptr)full_pwrite64 };
@@ -583,8 +559,7 @@ static void fill_disk(const char *suffix)
         if ((real_write[i] = vfs->xGetSystemCall(vfs, names[i]))) vfs->xSetSystemCall(vfs, names[i], full[i]);
 }
 
-static void test_disk_full_says_so(void **state)
-{
+static void test_disk_full_says_so(void **state) {
     (void)state;
     for (int at_open = 0; at_open < 2; at_open++) {
         pid_t pid = fork();
@@ -612,8 +587,7 @@ static void test_disk_full_says_so(void **state)
     }
 }
 
-static void test_unwritable(void **state)
-{
+static void test_unwritable(void **state) {
     (void)state;
     const char *bad = "/nonexistent-hipath-dir/x";
     trace_run_info cases[] = { info(bad, NULL), info(NULL, bad), info(path("ok.db"), bad) };
@@ -631,8 +605,7 @@ static void test_unwritable(void **state)
     assert_int_equal(trace_close(err, sizeof err), 0);
 }
 
-static void test_off_is_noop(void **state)
-{
+static void test_off_is_noop(void **state) {
     (void)state;
     char err[64];
     for (int opened = 0; opened < 2; opened++) {
@@ -657,14 +630,12 @@ static void test_off_is_noop(void **state)
 
 /* ---- helper modes for tests/check_trace_*.sh ---- */
 
-static int die(const char *err)
-{
+static int die(const char *err) {
     fprintf(stderr, "test_trace: %s\n", err);
     return 1;
 }
 
-static int mode_loop(const char *db, const char *pf)
-{
+static int mode_loop(const char *db, const char *pf) {
     char err[256];
     trace_run_info ri = info(db, pf);
     if (trace_open(&ri, err, sizeof err)) return die(err);
@@ -678,8 +649,7 @@ static int mode_loop(const char *db, const char *pf)
     }
 }
 
-static int mode_write(const char *db, long n)
-{
+static int mode_write(const char *db, long n) {
     char err[256];
     trace_run_info ri = info(db, NULL);
     if (trace_open(&ri, err, sizeof err)) return die(err);
@@ -692,8 +662,7 @@ static int mode_write(const char *db, long n)
     return trace_close(err, sizeof err) ? die(err) : 0;
 }
 
-static int mode_perfetto(const char *pf)
-{
+static int mode_perfetto(const char *pf) {
     char err[256];
     trace_run_info ri = info(NULL, pf);
     if (trace_open(&ri, err, sizeof err)) return die(err);
@@ -701,14 +670,12 @@ static int mode_perfetto(const char *pf)
     return trace_close(err, sizeof err) ? die(err) : 0;
 }
 
-static int setup(void **state)
-{
+static int setup(void **state) {
     (void)state;
     return mkdtemp(dir) ? 0 : -1;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     (void)state;
     DIR *d = opendir(dir);
     for (struct dirent *f; d && (f = readdir(d));)
@@ -717,8 +684,7 @@ static int teardown(void **state)
     return rmdir(dir);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "perfetto")) return mode_perfetto(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "loop")) return mode_loop(argv[2], argv[3]);
     if (argc == 4 && !strcmp(argv[1], "write")) return mode_write(argv[2], atol(argv[3]));
