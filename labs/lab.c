@@ -92,6 +92,17 @@ int lab_profile(const char *name, gpu_profile *g) {
     return gpu_profile_load(g, name, err, sizeof err) ? stack_fail("%s", err) : 0;
 }
 
+void lab_profile_rows(lab *L, const gpu_profile *g, const char *name) {
+    L->pt = (lab_point){ "profile", name, "", "", 0, 0, 0 };
+    lab_row(L, "memory_gb", "GB", g->memory_bytes / 1073741824.0, NA, "memory_bytes / 2^30: the profile stores the datasheet's GB as GiB", "", "");
+    lab_row(L, "bandwidth", "B/s", g->bandwidth, NA, "memory_bandwidth_bytes_per_s", "", "");
+    lab_row(L, "peak_fp32", "FLOP/s", g->peak.fp32, NA, "peak_flops.fp32", "", "");
+    lab_row(L, "peak_fp16", "FLOP/s", g->peak.fp16, NA, "peak_flops.fp16", "", "");
+    lab_row(L, "peak_bf16", "FLOP/s", g->peak.bf16, NA, "peak_flops.bf16", "", "");
+    lab_row(L, "compute_units", "CUs", g->compute_units, NA, "compute_units", "", "");
+    lab_row(L, "read_1gb_s", "s", 1e9 / g->bandwidth, NA, "1 GB / beta", "", "");
+}
+
 int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype, const char *kv, int B, int P, int ctx,
                     const bounds_options *opt, bounds_result *b) {
     model_config c;

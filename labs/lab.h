@@ -77,6 +77,10 @@ void lab_row(lab *L, const char *quantity, const char *unit, double predicted, d
 
 /* ---- the model and the calculator ---- */
 
+/* A profile's datasheet figures (memory in the datasheet's GB, bandwidth,
+ * peaks, compute units, 1 GB read at beta) as rows of "profile @ name". */
+void lab_profile_rows(lab *L, const gpu_profile *g, const char *name);
+
 /* model_dir/config.json into c, its path into cfg. 0, or -1 (the reason printed). */
 int lab_config(const char *model_dir, model_config *c, char *cfg, int cap);
 /* The calculator's name for the weights' dtype the config states. */

@@ -53,5 +53,9 @@ int lab1(lab *L) {
     lab_row(L, "e2e_ms", "ms", NA, m.e2e_s * 1e3, "", "v_request_latency.e2e_ns", "");
     double best = dominant_layer(L, why, sizeof why);
     lab_row(L, "dominant_layer", "layer", NA, best, "", "journey self time (whole run)", why);
+    /* the device the journey article names, as its datasheet has it */
+    gpu_profile g;
+    if (lab_profile(L->profile, &g)) return -1;
+    lab_profile_rows(L, &g, L->profile);
     return 0;
 }

@@ -5,6 +5,7 @@
  * one with twice the FLOP/s only. The doubled profiles are written to OUT
  * as PROFILE-2x.json and PROFILE-2xflops.json.
  */
+#include "labs/amdahl.h"
 #include "labs/lab.h"
 #include "stack/stack.h"
 #include "trace/trace.h"
@@ -113,6 +114,34 @@ static int faster_rows(lab *L, const session *s, const session *base, const char
     return 0;
 }
 
+/* The chapter's own Amdahl examples (1.2.1) and its GPU table (1.2.2), by
+ * the calculators: `hipath amdahl` and the profiles. */
+static int chapter_rows(lab *L) {
+    static const struct { const char *example; double f, s, time; const char *unit; } A[] = {
+        { "seeks-cpu-2x", 1.0 / 201, 2, 201, "ms" },      /* 20 seeks of 10 ms and 1 ms of CPU: the CPU twice as fast */
+        { "seeks-halved", 200.0 / 201, 2, 201, "ms" },    /* half the seeks (their time halved) */
+        { "seeks-cpu-gone", 1.0 / 201, INFINITY, 201, "ms" },
+        { "coding-70%-5x", 0.7, 5, 100, "h" },            /* coding 70% or 80% of a project, 5x faster */
+        { "coding-80%-5x", 0.8, 5, 100, "h" } };
+    char err[128];
+    for (size_t i = 0; i < sizeof A / sizeof *A; i++) {
+        amdahl_result a;
+        if (amdahl(A[i].f, A[i].s, &a, err, sizeof err)) return stack_fail("%s", err);
+        L->pt = (lab_point){ A[i].example, "amdahl", "", "", 0, 0, 0 };
+        lab_row(L, "speedup", "x", a.overall, NA, "1 / ((1 - f) + f / s)", "", "");
+        lab_row(L, "time_after", A[i].unit, A[i].time / a.overall, NA, "time x ((1 - f) + f / s)", "", "");
+        lab_row(L, "time_saved", A[i].unit, A[i].time * a.saved_share, NA, "time x f (1 - 1/s)", "", "");
+        lab_row(L, "saved_share", "", a.saved_share, NA, "f (1 - 1/s)", "", "");
+    }
+    static const char *const GPUS[] = { "rtx4090", "a100", "h100" };
+    for (int i = 0; i < 3; i++) {
+        gpu_profile g;
+        if (lab_profile(GPUS[i], &g)) return -1;
+        lab_profile_rows(L, &g, GPUS[i]);
+    }
+    return 0;
+}
+
 int lab7(lab *L) {
     char p2x[1200], pfl[1200], dev[5][1300], nm[128];
     if (write_profile(L, "2x", 2, 2, p2x, sizeof p2x) || write_profile(L, "2xflops", 1, 2, pfl, sizeof pfl)) return -1;
@@ -134,5 +163,5 @@ int lab7(lab *L) {
     /* tiny-hi: the base and its 2x; the 14B: the base, its 2x, its 2x FLOP/s */
     return base_rows(L, &s[0], &s[1], NULL) || faster_rows(L, &s[1], &s[0], "") ||
            base_rows(L, &s[2], &s[3], &s[4]) || faster_rows(L, &s[3], &s[2], "") ||
-           faster_rows(L, &s[4], &s[2], "only FLOP/s doubled: decode does not care") ? -1 : 0;
+           faster_rows(L, &s[4], &s[2], "only FLOP/s doubled: decode does not care") || chapter_rows(L) ? -1 : 0;
 }

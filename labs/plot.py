@@ -164,7 +164,7 @@ def lab6(doc, ax):
 
 def lab7(doc, ax):
     (ax,) = ax
-    runs = series(doc, "device")
+    runs = series({"rows": rows(doc, "e2e_s")}, "device")
     one = lambda q, d: next((r["measured"] for r in rows(doc, q, device=d)), None)
     labels = [f"{rows(doc, 'e2e_s', device=d)[0]['model'][:14]}\n{d}" for d in runs]
     e2e = [one("e2e_s", d) for d in runs]

@@ -5,7 +5,8 @@
 # in web/server/ fails it). tests/web/check.js chats "Hi", follows it to its
 # timeline, hovers a kernel, downloads the .pftrace, draws a lab chart and
 # runs a lab for another profile; here protoc decodes the download and
-# sqlite3 counts what it must hold. Then tests/web/tp.js: a --tp 2 run's GPU
+# sqlite3 counts what it must hold. tests/web/charts.js: labs 4, 5 and 7's
+# legends cover no data, lab 5's log axes have inner ticks. Then tests/web/tp.js: a --tp 2 run's GPU
 # rows and journey. Screenshots and page weights: build/check_web/.
 # Skipped (77) without chromium or playwright-core.
 cd "$(dirname "$0")/.." || exit 1
@@ -26,7 +27,7 @@ fail=0
 
 # The labs the page charts: lab 3's roofline; lab 7's bars (told apart by label); lab 1,
 # which the page runs again on another profile.
-for n in 1 3 7; do
+for n in 1 3 4 5 7; do
   build/hipath lab $n --out $OUT/labs/lab$n >$OUT/lab$n.log 2>&1 || { echo "FAIL: hipath lab $n:"; tail -5 $OUT/lab$n.log; fail=1; }
 done
 
@@ -34,6 +35,7 @@ start web "$MODEL" --trace-db $OUT/serve.db --labs-dir $OUT/labs
 EXPECT=""
 [ "$(basename "$MODEL")" = tiny-hi ] && EXPECT="你好！"
 node tests/web/check.js "http://127.0.0.1:$PORT" $OUT $NPM $OUT/serve.db "$EXPECT" || fail=1
+node tests/web/charts.js "http://127.0.0.1:$PORT" $OUT $NPM || fail=1
 
 # The download: a Perfetto trace protoc decodes, holding every event of the request's window.
 if [ -s $OUT/request.pftrace ] && protoc -I. --decode=perfetto.protos.Trace trace/perfetto_trace.proto \

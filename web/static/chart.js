@@ -22,9 +22,15 @@ function scale(lo, hi, a, b, log) {
   const f = v => a + ((log ? Math.log10(v) : v) - lo) / (hi - lo) * (b - a);
   f.ticks = () => {
     if (log) {
-      const out = [];
-      for (let p = Math.floor(lo); p <= Math.ceil(hi); p++) if (p >= lo - 1e-9 && p <= hi + 1e-9) out.push(Math.pow(10, p));
-      return out.length >= 2 ? out : [Math.pow(10, lo), Math.pow(10, hi)];
+      // Powers of ten; where they are fewer than three (a span under two
+      // decades), 2 and 5 times them too, then every multiple.
+      for (const steps of [[1], [1, 2, 5], [1, 2, 3, 4, 5, 6, 7, 8, 9]]) {
+        const out = [];
+        for (let p = Math.floor(lo); p <= Math.ceil(hi); p++)
+          for (const k of steps) { const v = k * Math.pow(10, p), e = Math.log10(v); if (e >= lo - 1e-9 && e <= hi + 1e-9) out.push(v); }
+        if (out.length >= 3) return out;
+      }
+      return [Math.pow(10, lo), Math.pow(10, hi)];
     }
     const span = hi - lo, step = Math.pow(10, Math.floor(Math.log10(span / 5)));
     const nice = [1, 2, 5, 10].map(k => k * step).find(s => span / s <= 6);
@@ -68,15 +74,21 @@ function axes(f, sx, sy, xlabel, ylabel, fmtx, fmty) {
   el("text", { x: 12, y: (m.t + H - m.b) / 2, transform: `rotate(-90 12 ${(m.t + H - m.b) / 2})`, "text-anchor": "middle" }, svg).textContent = ylabel;
 }
 
+// The legend below the plot, in as many columns as fit, the chart made
+// taller for it: drawn over the plot it hid points and bars.
 function legend(f, items) {
-  const g = el("g", {}, f.svg);
-  const wide = Math.max(0, ...items.map(it => it.name.length)) * 6.2 + 34;
-  if (items.length) el("rect", { x: f.m.l + 4, y: f.m.t + 1, width: wide, height: items.length * 14 + 4, fill: "#fff", opacity: 0.85 }, g);
+  if (!items.length) return;
+  const g = el("g", { class: "chart-legend" }, f.svg);
+  const wide = Math.max(...items.map(it => it.name.length)) * 6.2 + 30;
+  const cols = Math.max(1, Math.floor((f.W - f.m.l) / wide)), top = f.H + 4;
   items.forEach((it, i) => {
-    const x = f.m.l + 8, y = f.m.t + 10 + i * 14;
+    const x = f.m.l + (i % cols) * wide, y = top + 10 + Math.floor(i / cols) * 14;
     el("line", { x1: x, x2: x + 18, y1: y - 4, y2: y - 4, stroke: it.color, "stroke-width": 2, "stroke-dasharray": it.dash || "" }, g);
     el("text", { x: x + 22, y }, g).textContent = it.name;
   });
+  const H = top + Math.ceil(items.length / cols) * 14 + 4;
+  f.svg.setAttribute("height", H);
+  f.svg.setAttribute("viewBox", `0 0 ${f.W} ${H}`);
 }
 
 const fmtSI = v => hp.si(v);
@@ -104,7 +116,7 @@ function lineChart(opts) {
     const color = s.color || PALETTE[i % PALETTE.length];
     const pts = s.points.filter(p => p[0] != null && p[1] != null && (!opts.xlog || p[0] > 0) && (!opts.ylog || p[1] > 0));
     if (s.line !== false && pts.length > 1)
-      el("path", { d: pts.map((p, k) => `${k ? "L" : "M"}${clip(sx(p[0]))},${clip(sy(p[1]))}`).join(""), fill: "none", stroke: color,
+      el("path", { class: "series", d: pts.map((p, k) => `${k ? "L" : "M"}${clip(sx(p[0]))},${clip(sy(p[1]))}`).join(""), fill: "none", stroke: color,
                    "stroke-width": 1.8, "stroke-dasharray": s.dash || "" }, f.svg);
     if (s.dots !== false)
       for (const p of pts)
