@@ -86,13 +86,15 @@ $(LAB_SQL_H): $(LAB_SQL) scripts/embed-sql.sh
 	@sh scripts/embed-sql.sh LAB_SQL SQL_ $(LAB_SQL) > $@
 
 # The labs' charts (labs/plot.py), embedded the same way: LAB_PLOT, its text,
-# which `hipath lab N` hands to python3.
+# which `hipath lab N` hands to python3, and LAB_CHARTS, labs/charts.json,
+# the charts' description it writes into labN.json for plot.py and the page.
 LAB_PLOT_H := $(BUILD)/gen/labs/lab_plot.h
-$(LAB_PLOT_H): labs/plot.py Makefile
+C_STRING := sed 's/\\/\\\\/g; s/"/\\"/g; s/^/    "/; s/$$/\\n"/'
+$(LAB_PLOT_H): labs/plot.py labs/charts.json Makefile
 	@mkdir -p $(dir $@)
-	@{ echo "/* lab_plot.h -- made by the Makefile from labs/plot.py */"; \
-	   echo "static const char LAB_PLOT[] ="; \
-	   sed 's/\\/\\\\/g; s/"/\\"/g; s/^/    "/; s/$$/\\n"/' labs/plot.py; echo ";"; } > $@
+	@{ echo "/* lab_plot.h -- made by the Makefile from labs/plot.py and labs/charts.json */"; \
+	   echo "static const char LAB_PLOT[] ="; $(C_STRING) labs/plot.py; echo ";"; \
+	   echo "static const char LAB_CHARTS[] ="; $(C_STRING) labs/charts.json; echo ";"; } > $@
 
 # Sources that include a generated header must wait for it.
 $(LIB_OBJ) $(CLI_OBJ): $(if $(wildcard $(PROTO)),$(PROTO_C)) | $(TRACE_SQL_H)

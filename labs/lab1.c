@@ -49,6 +49,16 @@ int lab1(lab *L) {
         snprintf(q, sizeof q, "layer_ms_%d", l);
         lab_row(L, q, "ms", NA, layer[l].top_s * 1e3, "", "top-level slices of the layer in the request window", trace_layer_name(l));
     }
+    /* Each layer's own time (the deepest at work, the journey's rows): the
+     * layers above nest, so only these add up to request 2's e2e. */
+    journey_row jr[16];
+    int nj;
+    double total, own[9] = { 0 };
+    char err[256];
+    if (trace_journey_request(L->db, L->run, 2, jr, &nj, &total, err, sizeof err)) return -1;
+    for (int i = 0; i < nj; i++) own[jr[i].layer] += jr[i].self_s;
+    for (int l = 8; l >= 1; l--)
+        lab_row(L, "layer_self_ms", "ms", NA, own[l] * 1e3, "", "journey self time of the layer in request 2", trace_layer_name(l));
     lab_row(L, "ttft_ms", "ms", NA, m.ttft_s * 1e3, "", "v_request_latency.ttft_ns", "");
     lab_row(L, "e2e_ms", "ms", NA, m.e2e_s * 1e3, "", "v_request_latency.e2e_ns", "");
     double best = dominant_layer(L, why, sizeof why);

@@ -23,11 +23,6 @@ def rows(doc, quantity, **where):
     return [r for r in doc["rows"] if r["quantity"] == quantity and all(r[k] == v for k, v in where.items())]
 
 
-def points(doc, quantity, x, col="measured", **where):
-    """(x, value) pairs of a quantity, sorted by x, empty cells left out."""
-    return sorted((r[x], r[col]) for r in rows(doc, quantity, **where) if r[col] is not None)
-
-
 def series(doc, key):
     """The distinct values of a field, in the order the rows first give them."""
     return list(dict.fromkeys(r[key] for r in doc["rows"]))
@@ -45,121 +40,104 @@ def xy(ax, pts, *args, **kw):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], *args, **kw)
 
 
-def lab1(doc, ax):
-    (ax,) = ax
-    dev = doc["device"]
-    layers = [(int(r["quantity"][-1]), r["measured"], r["reading"]) for r in doc["rows"] if r["quantity"].startswith("layer_ms_")]
-    ax.barh([f"{n} {name}" for n, _, name in layers], [ms for _, ms, _ in layers], color="tab:blue")
-    for q, style in (("ttft_ms", "--"), ("e2e_ms", ":")):
-        for r in rows(doc, q):
-            ax.axvline(r["measured"], color="k", linestyle=style, label=f"{q[:-3]} {r['measured']:.2f} ms")
-    ax.invert_yaxis()
-    ax.set_xlabel(f"time in request 2's window (ms; layers 8-2 {clock(dev, 'step')}, layer 1 {clock(dev, 'device')})")
-    ax.set_title(f"Lab 1: one \"Hi\" through the eight layers ({dev}; nested, so they overlap)")
-    ax.legend()
+def picked(doc, chart, s, **where):
+    """The rows of series s (charts.json) with its column filled."""
+    where = {**s.get("where", {}), **where}
+    if "first" in chart:
+        where[chart["first"]] = doc["rows"][0][chart["first"]]
+    return [r for r in rows(doc, s["q"], **where) if r[s["col"]] is not None]
 
 
-def lab2(doc, ax):
-    (ax,) = ax
-    cells = [r for r in rows(doc, "max_kv_tokens", dtype="bf16") if r["predicted"] is not None]
-    models, devices = series({"rows": cells}, "model"), series({"rows": cells}, "device")
-    w = 0.8 / len(devices)
-    for j, d in enumerate(devices):
-        v = {r["model"]: r["predicted"] for r in cells if r["device"] == d}
-        ax.bar([i + j * w for i in range(len(models))], [max(v.get(m, 0), 1) for m in models], w, label=d)
-    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(models))], models, fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("KV tokens beside bf16 weights (calculator)")
-    ax.set_title("Lab 2: how many KV tokens fit (bf16 KV; 1 = the weights alone do not fit)")
-    ax.legend(fontsize=7, ncol=4)
+def groups(rs, s):
+    """(name, rows) of each value of s's by field, or one unnamed group."""
+    if "by" not in s:
+        return [("", rs)]
+    return [(f"{v}", [r for r in rs if r[s["by"]] == v]) for v in series({"rows": rs}, s["by"])]
 
 
-def lab3(doc, ax):
-    (ax,) = ax
-    runs = series(doc, "run_id")
-    bars = (("t_memory", "predicted", "bound R/beta (calculator)"), ("launch_total", "predicted", "launches x latency (predicted)"),
-            ("gpu_s", "measured", "device time a step"), ("step_s", "measured", "step"))
-    w = 0.8 / len(bars)
-    labels = []
-    for i, run in enumerate(runs):
-        r0 = [r for r in doc["rows"] if r["run_id"] == run][0]
-        labels.append(f"{r0['model']}\n{r0['device']}")
-    for j, (q, col, name) in enumerate(bars):
-        v = [next((r[col] for r in rows(doc, q, run_id=run) if r[col]), 0) for run in runs]
-        if "device" in name or name == "step":
-            name += " (modeled)" if "device" in name else " (mixed; measured on cpu)"
-        ax.bar([i + j * w for i in range(len(runs))], v, w, label=name)
-    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(runs))], labels, fontsize=8)
-    ax.set_yscale("log")
-    ax.set_ylabel("s a decode step, B = 1 (bound, launches: predicted;\ndevice: modeled; step: mixed, on cpu measured)", fontsize=8)
-    ax.set_title("Lab 3: one decode step against its bound")
-    ax.legend(fontsize=8)
+def label(s, rs, name):
+    """A series' name and its clock: predicted (the calculator's) or the measured column's clock."""
+    how = "predicted" if s["col"] == "predicted" else clock(rs[0]["device"], s["clock"])
+    return f"{name + ': ' if name else ''}{s['label']} ({how})"
 
 
-def lab4(doc, ax):
-    thr, tpot = ax
-    swept = list(dict.fromkeys((r["model"], r["device"]) for r in rows(doc, "throughput_device")))
-    for k, (model, dev) in enumerate(swept):
-        color, at = f"C{k}", {"model": model, "device": dev}
-        xy(thr, points(doc, "throughput", "batch", **at), "o-", color=color, label=f"{model} @ {dev}: by the step ({clock(dev, 'step')})")
-        xy(thr, points(doc, "throughput_device", "batch", **at), "s--", color=color, label=f"by the device time ({clock(dev, 'device')})")
-        xy(tpot, points(doc, "tpot", "batch", **at), "o-", color=color, label=f"{model}: step ({clock(dev, 'step')})")
-        xy(tpot, points(doc, "t_step", "batch", "predicted", **at), ":", color=color, label="the bound decode.t_lower")
-        marks = [(r["predicted"], ":", "B*", 0.8) for r in rows(doc, "b_star", **at)]
-        marks += [(r["measured"], "-.", "knee (step)", 0.55) for r in rows(doc, "knee_B", **at)]
-        marks += [(r["measured"], "--", "knee (device)", 0.3) for r in rows(doc, "knee_B_device", **at)]
-        for x, style, name, y in marks:
-            if x:
-                thr.axvline(x, color=color, linestyle=style, linewidth=1)
-                thr.text(x, y, f"{name} {x:.0f}", color=color, fontsize=6, rotation=90, transform=thr.get_xaxis_transform())
-    for a in ax:
-        a.set_xscale("log", base=2)
-        a.set_yscale("log")
-        a.set_xlabel("batch B (sequences in a decode step)")
-    thr.set_ylabel("throughput, tokens/s (by the step: mixed;\nby the device time: modeled)", fontsize=8)
-    tpot.set_ylabel("TPOT = the decode step, s (mixed)", fontsize=8)
-    thr.set_title("Lab 4: throughput against B; B* and the knees marked", fontsize=9)
-    tpot.set_title("each user waits one step a token", fontsize=9)
-    thr.legend(fontsize=6)
-    tpot.legend(fontsize=6)
+def style(s, k):
+    if s["col"] == "predicted":
+        return {"linestyle": ":", "color": "k" if k is None else f"C{k}"}
+    return {"linestyle": "--" if s["clock"] == "device" else "-", "marker": "s" if s["clock"] == "device" else "o", "color": f"C{k or 0}"}
 
 
-def lab5(doc, ax):
-    for a, model in zip(ax, series(doc, "model")):
-        dev = rows(doc, "ttft", model=model)[0]["device"]
-        xy(a, points(doc, "ttft", "prompt_len", model=model), "o-", label=f"TTFT ({clock(dev, 'step')})")
-        xy(a, points(doc, "prefill_step", "prompt_len", model=model), "s-", label=f"prefill step ({clock(dev, 'step')})")
-        xy(a, points(doc, "prefill_t_device", "prompt_len", model=model), "^--", label=f"prefill device time ({clock(dev, 'device')})")
-        xy(a, points(doc, "prefill_t_device", "prompt_len", "predicted", model=model), "k:", label="bound prefill.t_lower")
-        a.set_xscale("log", base=2)
-        a.set_yscale("log")
-        a.set_xlabel("prompt tokens P")
-        a.set_ylabel(f"s (TTFT, prefill step: {clock(dev, 'step')}; device: {clock(dev, 'device')})", fontsize=8)
-        a.set_title(f"Lab 5: {model} @ {dev}", fontsize=9)
-        a.legend(fontsize=7)
+def lines(doc, chart, ax):
+    for i, s in enumerate(chart["series"]):
+        for k, (name, rs) in enumerate(groups(picked(doc, chart, s), s)):
+            pts = sorted((r[chart["x"]], r[s["col"]]) for r in rs)
+            if "relative" in chart:
+                pts = [(x, (y - pts[0][1]) * chart["relative"]) for x, y in pts]
+            xy(ax, pts, label=label(s, rs, name), **style(s, k if "by" in s else (None if s["col"] == "predicted" else i)))
+    for k, m in enumerate(chart.get("marks", [])):
+        for r in picked(doc, chart, m):
+            ax.axvline(r[m["col"]], color="gray", linestyle=":" if m["col"] == "predicted" else "-.", linewidth=1)
+            ax.text(r[m["col"]], 0.85 - 0.25 * k, f"{m['label']} {r[m['col']]:.0f}", fontsize=6, rotation=90, transform=ax.get_xaxis_transform())
 
 
-def lab6(doc, ax):
-    steps, qwen = ax
-    model = series(doc, "model")[0]
-    dev = rows(doc, "step_s", model=model)[0]["device"]
-    for q, col, style, name in (("step_s", "measured", "o-", f"decode step, median ({clock(dev, 'step')})"),
-                                ("t_lower", "measured", "s--", f"device time, median ({clock(dev, 'device')})"),
-                                ("t_lower", "predicted", "k:", "bound decode.t_lower")):
-        pts = points(doc, q, "context", col, model=model)
-        xy(steps, [(x, (y - pts[0][1]) * 1e6) for x, y in pts], style, label=name)
-    steps.set_xlabel("mean context of the decode steps (tokens)")
-    steps.set_ylabel(f"growth since the shortest context, us\n(step: {clock(dev, 'step')}; device: {clock(dev, 'device')})", fontsize=8)
-    steps.set_title(f"Lab 6: {model} @ {dev}: the step grows with the context", fontsize=9)
-    steps.legend(fontsize=7)
-    for b in sorted({r["batch"] for r in rows(doc, "t_lower", model="qwen3-8b")}):
-        xy(qwen, points(doc, "t_lower", "context", "predicted", model="qwen3-8b", batch=b), "o-", label=f"B = {b}")
-    qwen.set_xscale("log", base=2)
-    qwen.set_yscale("log")
-    qwen.set_xlabel("context L (tokens)")
-    qwen.set_ylabel("decode.t_lower (s, calculator)")
-    qwen.set_title("Qwen3-8B, RTX PRO 6000, bf16: the bound as KV grows", fontsize=9)
-    qwen.legend(fontsize=7)
+def bars(doc, chart, ax):
+    every = [(s, name, rs) for s in chart["series"] for name, rs in groups(picked(doc, chart, s), s)]
+    cats = list(dict.fromkeys(r[chart["cat"]] for _, _, rs in every for r in rs))
+    first = {c: next(r for _, _, rs in every for r in rs if r[chart["cat"]] == c) for c in cats}
+    w = 0.8 / len(every)
+    for j, (s, name, rs) in enumerate(every):
+        v = [next((r[s["col"]] for r in rs if r[chart["cat"]] == c), 0) for c in cats]
+        ax.bar([i + j * w for i in range(len(cats))], [max(x, chart.get("floor", 0)) for x in v], w, label=label(s, rs, name),
+               hatch="//" if s["col"] == "predicted" else None)
+    ax.set_xticks([i + 0.4 - w / 2 for i in range(len(cats))],
+                  [" @ ".join(str(first[c][f]) for f in chart.get("catlabel", [chart["cat"]])) for c in cats], fontsize=7)
+
+
+def roofline(doc, chart, ax):
+    """Each kernel at its intensity I and attained FLOP/s (its roof fraction times min(Pi, I beta)), under the roof."""
+    prof = doc["profile"]
+    beta = prof["memory_bandwidth_bytes_per_s"]
+    roof = lambda r, i: min(prof.get("peak_flops_" + r["dtype"], prof["peak_flops_fp16"]), i * beta)
+    meas, pred = chart["series"]
+    x = {"q": chart["x"], "col": "measured"}
+    lo, hi = 1e9, 0
+    for k, (name, rs) in enumerate(groups(picked(doc, chart, {**meas, "q": chart["y"]}), meas)):
+        at = [r["measured"] for r in picked(doc, chart, x) if r["model"] == rs[0]["model"]]
+        pts = [(i, r["measured"] * roof(r, i)) for i, r in zip(at, rs)]
+        lo, hi = min([lo] + [i for i in at if i > 0]), max([hi] + at)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=f"C{k}", label=label(meas, rs, name), alpha=0.7)
+    r0 = picked(doc, chart, {**pred, "q": chart["y"]})[0]
+    grid = [lo / 4 * (hi * 16 / lo) ** (t / 50) for t in range(51)]
+    ax.plot(grid, [roof(r0, i) for i in grid], "k-", label=label(pred, [r0], ""))
+
+
+KINDS = {"lines": lines, "bars": bars, "roofline": roofline}
+
+
+def described(doc, panels):
+    """The lab's charts as labs/charts.json describes them, one panel each."""
+    for (chart, only), ax in zip(panels_of(doc), panels):
+        sub = {**doc, "rows": [r for r in doc["rows"] if all(r[k] == v for k, v in only.items())]}
+        KINDS[chart["kind"]](sub, chart, ax)
+        roof = chart["kind"] == "roofline"
+        if chart.get("xlog") or roof:
+            ax.set_xscale("log", base=10 if roof else 2)
+        if chart.get("ylog") or roof:
+            ax.set_yscale("log")
+        ax.set_xlabel(chart.get("xlabel", ""))
+        ax.set_ylabel(chart["ylabel"], fontsize=8)
+        ax.set_title(chart["title"] + "".join(f" · {v}" for v in only.values()), fontsize=9)
+        ax.legend(fontsize=6)
+
+
+def panels_of(doc):
+    """(chart, the fields its rows must equal): one a chart, or one per value of its each field."""
+    out = []
+    for chart in doc["charts"]:
+        q = chart["series"][0].get("q", chart.get("y"))
+        vals = series({"rows": rows(doc, q)}, chart["each"]) if "each" in chart else [None]
+        out += [(chart, {chart["each"]: v} if v is not None else {}) for v in vals]
+    return out
 
 
 def lab7(doc, ax):
@@ -239,16 +217,16 @@ def lab8(doc, ax):
     speed.legend(fontsize=6)
 
 
-CHARTS = {1: (lab1, 1), 2: (lab2, 1), 3: (lab3, 1), 4: (lab4, 2), 5: (lab5, 2), 6: (lab6, 2), 7: (lab7, 1), 8: (lab8, 2)}
+SPECIFIC = {7: lab7, 8: lab8}   # stacked parts of a whole: not in labs/charts.json
 
 
 def main():
     path = sys.argv[1]
     with open(path) as f:
         doc = json.load(f)
-    draw, panels = CHARTS[doc["lab"]]
+    panels = len(panels_of(doc)) if "charts" in doc else 1 + (doc["lab"] == 8)
     fig, ax = plt.subplots(1, panels, figsize=(6.5 * panels if panels > 1 else 9, 4.2), squeeze=False)
-    draw(doc, list(ax[0]))
+    (described if "charts" in doc else SPECIFIC[doc["lab"]])(doc, list(ax[0]))
     fig.tight_layout()
     base = os.path.splitext(path)[0]
     fig.savefig(base + ".png", dpi=80)

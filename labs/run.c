@@ -4,7 +4,7 @@
  */
 #include "labs/lab.h"
 #include "kernels/backend.h"
-#include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT, the text of labs/plot.py */
+#include "labs/lab_plot.h"   /* made by the Makefile: LAB_PLOT and LAB_CHARTS, labs/plot.py and labs/charts.json */
 #include "trace/trace.h"
 #include <curl/curl.h>
 #include <signal.h>
@@ -33,6 +33,13 @@ static void write_json(lab *L) {
         cJSON_AddNumberToObject(p, "launch_latency_s", g.launch_latency_s);
     }
     cJSON_AddItemToObject(j, "rows", L->rows);
+    /* the lab's charts, described once for labs/plot.py and the web page */
+    cJSON *all = cJSON_Parse(LAB_CHARTS);
+    char n[4];
+    snprintf(n, sizeof n, "%d", L->n);
+    cJSON *mine = cJSON_DetachItemFromObject(all, n);
+    if (mine) cJSON_AddItemToObject(j, "charts", mine);
+    cJSON_Delete(all);
     snprintf(path, sizeof path, "%s/lab%d.json", L->out, L->n);
     char *s = cJSON_Print(j);
     FILE *f = fopen(path, "w");

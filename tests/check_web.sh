@@ -5,7 +5,7 @@
 # in web/server/ fails it). tests/web/check.js chats "Hi", follows it to its
 # timeline, hovers a kernel, downloads the .pftrace, draws a lab chart and
 # runs a lab for another profile; here protoc decodes the download and
-# sqlite3 counts what it must hold. tests/web/charts.js: labs 4, 5 and 7's
+# sqlite3 counts what it must hold. tests/web/charts.js: labs 1, 4, 5 and 7's
 # legends cover no data, lab 5's log axes have inner ticks. Then tests/web/tp.js: a --tp 2 run's GPU
 # rows and journey. Screenshots and page weights: build/check_web/.
 # Skipped (77) without chromium or playwright-core.

@@ -1,7 +1,8 @@
 // The labs page's charts as a reader sees them (tests/check_web.sh), in
-// headless chromium: in labs 4, 5 and 7 no legend lies over a point, a line
-// or a bar, and stays inside its chart; lab 5's log axes carry ticks
-// between their ends.
+// headless chromium: in labs 1, 4, 5 and 7 no legend lies over a point, a
+// line or a bar, and stays inside its chart; lab 5's log axes carry ticks
+// between their ends; labs 1 and 5 draw a predicted series (labs/charts.json)
+// beside the measured ones, lab 5 its kernels on a roofline.
 // usage: node charts.js BASE_URL OUT_DIR NPM_DIR
 "use strict";
 const [base, out, npmDir] = process.argv.slice(2);
@@ -19,7 +20,7 @@ const inspect = () => [...document.querySelectorAll("#charts svg")].map(svg => {
   return { title: svg.parentElement.querySelector("h3")?.textContent ?? "", items: g ? g.querySelectorAll("text").length : 0,
            marks: marks.length, covered: marks.filter(m => hit(m.getBBox())).length,
            inside: !box || (box.x >= 0 && box.y >= 0 && box.x + box.width <= vb.width + 0.5 && box.y + box.height <= vb.height + 0.5),
-           y: ticks("end"), x: ticks("middle") };
+           y: ticks("end"), x: ticks("middle"), predicted: [...(g?.querySelectorAll("text") ?? [])].filter(t => t.textContent.endsWith("(predicted)")).length };
 });
 
 (async () => {
@@ -27,15 +28,19 @@ const inspect = () => [...document.querySelectorAll("#charts svg")].map(svg => {
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, locale: "en-US" });
     page.on("pageerror", e => check(false, "no error in the page: " + e.message));
-    for (const n of [4, 5, 7]) {
+    for (const n of [1, 4, 5, 7]) {
       await page.goto(`${base}/labs/${n}`);
       await page.waitForSelector("body[data-chart=drawn]", { timeout: 120000 });
       const charts = await page.evaluate(inspect);
       check(charts.length > 0, `lab ${n}: ${charts.length} charts drawn`);
+      if (n === 1 || n === 5)
+        check(charts.some(c => c.predicted) && charts.every(c => /roofline/.test(c.title) || c.predicted || n === 1),
+              `lab ${n}: a predicted series beside the measured: ${charts.map(c => c.predicted).join(", ")}`);
+      if (n === 5) check(charts.some(c => /roofline/.test(c.title) && c.marks > 1), "lab 5: its kernels on a roofline");
       for (const c of charts) {
         check(c.items > 0 && c.covered === 0 && c.inside,
               `lab ${n}, "${c.title}": its legend (${c.items} entries) covers ${c.covered} of ${c.marks} marks and ${c.inside ? "fits" : "leaves"} the chart`);
-        if (n === 5)
+        if (n === 5 && !/roofline/.test(c.title))
           check(c.x.length >= 3 && c.y.length >= 3, `lab 5, "${c.title}": log axes with ticks between their ends: x ${c.x.join(" ")}; y ${c.y.join(" ")}`);
       }
       await page.screenshot({ path: `${out}/lab${n}-charts.png`, fullPage: true });

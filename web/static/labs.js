@@ -11,8 +11,6 @@ const sel = document.getElementById("device");
 let doc = null;
 
 const rows = (q, where = {}) => doc.result.rows.filter(r => r.quantity === q && Object.entries(where).every(([k, v]) => r[k] === v));
-const pts = (q, x, col = "measured", where = {}) =>
-  rows(q, where).filter(r => r[col] != null).map(r => [r[x], r[col]]).sort((a, b) => a[0] - b[0]);
 const distinct = (key, list = doc.result.rows) => [...new Set(list.map(r => r[key]))];
 // A step-like time is mixed on a simulated device (host measured, device modeled), device time modeled; on cpu both measured.
 const c = key => hp.t("c")[key] ?? key;   // a chart's words
@@ -34,28 +32,65 @@ function profileName() {
   return d.includes(":") ? d.split(":")[1] : d;
 }
 
-// A figure already in ms: three digits, no SI prefix on top of the unit.
 // A model's name short enough that its device (w7900, w7900-2x, w7900-2xflops) shows in a bar's label.
 const short = m => m.replace(/^deepseek-r1-distill-qwen-/, "R1-");
-const ms = v => v == null || !isFinite(v) ? "–" : String(+(+v).toPrecision(3));
 
+// The charts labs/charts.json describes (labN.json's charts), as labs/plot.py draws them.
+const say = (o, f = "label", k = "key") => (hp.lang === "en" ? null : WORDS[hp.lang]?.c?.[o[k]]) ?? o[f];
+const picked = (ch, s, rs) => rs.filter(r => r.quantity === s.q && r[s.col] != null && (!ch.first || r[ch.first] === rs[0][ch.first]) &&
+  Object.entries(s.where ?? {}).every(([k, v]) => r[k] === v));
+const groupsOf = (rs, s) => s.by ? distinct(s.by, rs).map(v => [String(v), rs.filter(r => r[s.by] === v)]) : [["", rs]];
+const named = (s, rs, name) => `${name ? name + ": " : ""}${say(s)} (${s.col === "predicted" ? hp.t("predicted") : clock(rs[0].device, s.clock)})`;
+const axes2 = ch => ({ xlog: ch.xlog, ylog: ch.ylog, xlabel: say(ch, "xlabel", "xkey"), ylabel: say(ch, "ylabel", "ykey"), width: 620, height: 380 });
+
+const KINDS = {
+  lines(ch, rs) {
+    const series = [];
+    ch.series.forEach((s, i) => groupsOf(picked(ch, s, rs), s).forEach(([name, g], k) => {
+      const p = g.map(r => [r[ch.x], r[s.col]]).sort((a, b) => a[0] - b[0]), pred = s.col === "predicted";
+      series.push({ name: named(s, g, name), color: s.by ? PALETTE[k % PALETTE.length] : pred ? "#222" : PALETTE[i % PALETTE.length],
+                    dash: pred ? "2 3" : s.clock === "device" ? "5 3" : "", dots: !pred,
+                    points: ch.relative ? p.map(([x, y]) => [x, (y - p[0][1]) * ch.relative]) : p });
+    }));
+    const marks = (ch.marks ?? []).flatMap(m => picked(ch, m, rs).map(r => ({ x: r[m.col], name: `${say(m)} ${r[m.col].toFixed(0)}`, color: "#666",
+                                                                           dash: m.col === "predicted" ? "2 3" : "1 3" })));
+    return lineChart({ ...axes2(ch), series, marks, xname: ch.x, yname: say(ch, "ylabel", "ykey") });
+  },
+  bars(ch, rs) {
+    const every = ch.series.flatMap(s => groupsOf(picked(ch, s, rs), s).map(([name, g]) => [s, name, g]));
+    const all = every.flatMap(e => e[2]), cats = distinct(ch.cat, all), first = c => all.find(r => r[ch.cat] === c);
+    return barChart({ ...axes2(ch), width: 760, categories: cats.map(c => (ch.catlabel ?? [ch.cat]).map(f => first(c)[f]).join(" @ ")),
+      groups: every.map(([s, name, g]) => ({ name: named(s, g, name), values: cats.map(c => {
+        const v = g.find(r => r[ch.cat] === c)?.[s.col];
+        return ch.floor ? Math.max(ch.floor, v ?? 0) : v ?? null;
+      }) })) });
+  },
+  // Each kernel at its intensity I and attained FLOP/s (its roof fraction times min(Π, Iβ)), under the roof.
+  roofline(ch, rs) {
+    const p = doc.result.profile, roof = (r, i) => Math.min(p["peak_flops_" + r.dtype] ?? p.peak_flops_fp16, i * p.memory_bandwidth_bytes_per_s);
+    const [meas, pred] = ch.series, x = rs.filter(r => r.quantity === ch.x && r.measured != null);
+    const series = groupsOf(picked(ch, { ...meas, q: ch.y }, rs), meas).map(([name, g]) => {
+      const at = x.filter(r => r.model === g[0].model).map(r => r.measured);
+      return { name: named(meas, g, name), line: false, points: g.map((r, k) => [at[k], r.measured * roof(r, at[k]), r.reading]) };
+    });
+    const is = x.map(r => r.measured).filter(i => i > 0), lo = Math.min(...is) / 4, hi = Math.max(...is) * 4, r0 = picked(ch, { ...pred, q: ch.y }, rs)[0];
+    series.push({ name: named(pred, [r0], ""), color: "#222", dots: false,
+                  points: Array.from({ length: 51 }, (_, t) => lo * (hi / lo) ** (t / 50)).map(i => [i, roof(r0, i)]) });
+    return lineChart({ ...axes2(ch), xlog: true, ylog: true, series, xname: "FLOP/B", yname: "FLOP/s" });
+  },
+};
+
+function described() {
+  for (const ch of doc.result.charts ?? [])
+    for (const v of ch.each ? distinct(ch.each, rows(ch.series[0].q)) : [null]) {
+      const rs = v == null ? doc.result.rows : doc.result.rows.filter(r => r[ch.each] === v);
+      card(say(ch, "title") + (v == null ? "" : ` · ${v} @ ${rs[0].device}`), KINDS[ch.kind](ch, rs));
+    }
+}
+
+// What labs/charts.json does not describe: lab 3's kernels from its trace, on
+// the selected profile's roofline; labs 7 and 8, the parts of a whole stacked.
 const DRAW = {
-  1() {
-    const layers = rows("layer_ms_8").length ? [8, 7, 6, 5, 4, 3, 2, 1] : [];
-    const dev = doc.result.device;
-    card(hp.t("labtitle")[1], barChart({
-      categories: layers.map(l => hp.lane(l)), ylabel: `ms (8-2 ${clock(dev)}, 1 ${clock(dev, "device")})`,
-      groups: [{ name: c("window2"), values: layers.map(l => rows("layer_ms_" + l)[0]?.measured) }] }),
-      `TTFT ${ms(rows("ttft_ms")[0]?.measured)} ms, e2e ${ms(rows("e2e_ms")[0]?.measured)} ms (${dev}); ${c("nest")}.`);
-  },
-  2() {
-    const cells = rows("max_kv_tokens", { dtype: "bf16" }).filter(r => r.predicted != null);
-    const models = distinct("model", cells), devices = distinct("device", cells);
-    card(hp.t("labtitle")[2], barChart({
-      categories: models, ylog: true, ylabel: c("kvbeside"), width: 900,
-      groups: devices.map(d => ({ name: d, values: models.map(m => Math.max(1, cells.find(r => r.model === m && r.device === d)?.predicted ?? 1)) })) }),
-      c("kvnote"));
-  },
   3() {
     const name = profileName(), p = doc.profiles[name];
     const ks = doc.kernels.filter(k => k.flops > 0 && k.bytes > 0 && k.total_ns > 0);
@@ -75,52 +110,6 @@ const DRAW = {
     card(hp.t("labtitle")[3], lineChart({ series, xlog: true, ylog: true, xrange: [lo, hi], yrange: [1e6, p ? 2 * Math.max(...Object.values(p.peak)) : 1e15],
       xlabel: hp.t("intensity"), ylabel: hp.t("flops"), xname: "FLOP/B", yname: "FLOP/s", width: 760, height: 420 }),
       `${hp.t("kernels")}: ${c("roofnote")}`);
-    const rs = distinct("run_id");
-    const bars = [["t_memory", "predicted", c("bound_rb")], ["launch_total", "predicted", c("launches")],
-                  ["gpu_s", "measured", c("devstep")], ["step_s", "measured", c("step")]];
-    const labels = rs.map(run => { const r = doc.result.rows.find(x => x.run_id === run); return `${r.model} @ ${r.device}`; });
-    card(c("stepbound"), barChart({ categories: labels, ylog: true, ylabel: c("perstep"), width: 760,
-      groups: bars.map(([q, col, name]) => ({ name, values: rs.map(run => rows(q, { run_id: run }).find(r => r[col])?.[col] ?? null) })) }));
-  },
-  4() {
-    const swept = [...new Map(rows("throughput_device").map(r => [r.model + "@" + r.device, r])).values()];
-    const thr = [], tpot = [], marks = [];
-    swept.forEach((r, k) => {
-      const at = { model: r.model, device: r.device }, color = PALETTE[k % PALETTE.length];
-      thr.push({ name: `${r.model} @ ${r.device}: ${clock(r.device)}`, color, points: pts("throughput", "batch", "measured", at) });
-      thr.push({ name: `… ${c("bydevice")} (${clock(r.device, "device")})`, color, dash: "5 3", points: pts("throughput_device", "batch", "measured", at) });
-      tpot.push({ name: `${r.model}: step (${clock(r.device)})`, color, points: pts("tpot", "batch", "measured", at) });
-      tpot.push({ name: c("bound_decode"), color, dash: "2 3", dots: false, points: pts("t_step", "batch", "predicted", at) });
-      for (const b of rows("b_star", at)) if (b.predicted) marks.push({ x: b.predicted, name: `B* ${b.predicted.toFixed(0)}`, color });
-      for (const b of rows("knee_B", at)) if (b.measured) marks.push({ x: b.measured, name: `${c("knee")} ${b.measured.toFixed(0)}`, color, dash: "1 3" });
-    });
-    card(hp.t("labtitle")[4], lineChart({ series: thr, marks, xlog: true, ylog: true, xlabel: c("batch"), ylabel: hp.t("tokps"), xname: "B", yname: "tokens/s", width: 700, height: 400 }),
-      c("bstar_note"));
-    card(c("tpot"), lineChart({ series: tpot, xlog: true, ylog: true, xlabel: c("batch"), ylabel: "s", xname: "B", yname: "s", width: 560, height: 400 }));
-  },
-  5() {
-    for (const model of distinct("model", rows("ttft"))) {
-      const dev = rows("ttft", { model })[0].device;
-      card(`${hp.t("labtitle")[5]} · ${model} @ ${dev}`, lineChart({ xlog: true, ylog: true, xlabel: c("prompt"), ylabel: "s", xname: "P", yname: "s", width: 560, height: 380,
-        series: [{ name: `TTFT (${clock(dev)})`, points: pts("ttft", "prompt_len", "measured", { model }) },
-                 { name: `${c("prefill_step")} (${clock(dev)})`, points: pts("prefill_step", "prompt_len", "measured", { model }) },
-                 { name: `${c("prefill_dev")} (${clock(dev, "device")})`, dash: "5 3", points: pts("prefill_t_device", "prompt_len", "measured", { model }) },
-                 { name: c("bound_prefill"), color: "#222", dash: "2 3", dots: false, points: pts("prefill_t_device", "prompt_len", "predicted", { model }) }] }));
-    }
-  },
-  6() {
-    const model = distinct("model")[0], dev = rows("step_s", { model })[0]?.device ?? "";
-    const grow = (q, col) => { const p = pts(q, "context", col, { model }); return p.map(([x, y]) => [x, (y - p[0][1]) * 1e6]); };
-    card(`${hp.t("labtitle")[6]} · ${model} @ ${dev}`, lineChart({ xlabel: c("ctx"), ylabel: c("growth"),
-      xname: "L", yname: "µs", width: 560, height: 380, fmty: v => v.toFixed(2),
-      series: [{ name: `${c("step_median")} (${clock(dev)})`, points: grow("step_s", "measured") },
-               { name: `${c("dev_median")} (${clock(dev, "device")})`, dash: "5 3", points: grow("t_lower", "measured") },
-               { name: c("bound_decode"), color: "#222", dash: "2 3", points: grow("t_lower", "predicted") }] }));
-    const qb = [...new Set(rows("t_lower", { model: "qwen3-8b" }).map(r => r.batch))].sort((a, b) => a - b);
-    if (qb.length)
-      card(c("qwen"), lineChart({ xlog: true, ylog: true, xlabel: c("ctxL"),
-        ylabel: "decode.t_lower (s)", xname: "L", yname: "s", width: 560, height: 380,
-        series: qb.map(b => ({ name: `B = ${b}`, points: pts("t_lower", "context", "predicted", { model: "qwen3-8b", batch: b }) })) }));
   },
   7() {
     const devs = distinct("device", rows("e2e_s"));
@@ -173,7 +162,8 @@ async function show(device) {
     status.textContent = e.status === 404 && device ? `sim:${device}: ${hp.t("notrun")}` : e.message;
     if (!(e.status === 404 && device && doc)) return;   // not run there: the last result, with this profile's ceilings
   }
-  DRAW[N]();
+  described();
+  DRAW[N]?.();
   document.body.dataset.chart = "drawn";
 }
 
