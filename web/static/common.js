@@ -106,7 +106,7 @@ const hp = {
   // 1234567 ns -> "1.23 ms"
   dur(ns) {
     if (ns == null || !isFinite(ns)) return "–";
-    const a = Math.abs(ns);
+    const a = Math.abs(Number((+ns).toPrecision(3)));   // the unit of the value shown: 999.6 µs is "1.00 ms", not "1.00e+3 µs"
     if (a >= 1e9) return (ns / 1e9).toPrecision(3) + " s";
     if (a >= 1e6) return (ns / 1e6).toPrecision(3) + " ms";
     if (a >= 1e3) return (ns / 1e3).toPrecision(3) + " µs";
