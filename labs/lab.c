@@ -8,7 +8,6 @@
 #include "kernels/backend.h"
 #include "layers/common/kv.h"
 #include "layers/scheduler/scheduler.h"
-#include "layers/scheduler/served.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/db_error.h"
 #include "trace/trace.h"
@@ -83,9 +82,6 @@ int lab_config(const char *model_dir, model_config *c, char *cfg, int cap) {
 const char *lab_dtype(const model_config *c) {
     return c->torch_dtype == DT_BF16 ? "bf16" : c->torch_dtype == DT_F16 ? "fp16" : "fp32";
 }
-
-/* the name the server gives the model too (layer 6's, one rule) */
-const char *lab_short_name(const char *path, char *buf, int cap) { return served_name(path, buf, cap); }
 
 int lab_profile(const char *name, gpu_profile *g) {
     char err[512];

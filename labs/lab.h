@@ -14,6 +14,7 @@
 #include "labs/lab_sql.h"   /* made by the Makefile: enum lab_sql, SQL_<FILE> per labs/sql/ file */
 #include "layers/client/client.h"
 #include "stack/stack.h"
+#include "layers/scheduler/served.h"   /* served_name: a model's name, the server's rule */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -85,8 +86,6 @@ void lab_profile_rows(lab *L, const gpu_profile *g, const char *name);
 int lab_config(const char *model_dir, model_config *c, char *cfg, int cap);
 /* The calculator's name for the weights' dtype the config states. */
 const char *lab_dtype(const model_config *c);
-/* The name of a config or model folder, for the model column. */
-const char *lab_short_name(const char *path, char *buf, int cap);
 /* A profile by name (gpu_profile_load's search path) or path. 0, or -1. */
 int lab_profile(const char *name, gpu_profile *g);
 /* bounds_compute for config at B, P, context (P and context capped at the

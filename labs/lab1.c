@@ -32,7 +32,7 @@ int lab1(lab *L) {
     int P = r.prompt_tokens, n = r.completion_tokens;
     chat_result_free(&r);
     const char *dt = lab_dtype(&c);
-    L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, P + 1 };
+    L->pt = (lab_point){ served_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, P + 1 };
     if (lab_bounds(cfg, &L->gpu, dt, "fp32", 1, P, P + 1, &b)) return -1;
     if (lab_measure_request(L, 1, &warm) || lab_measure_request(L, 2, &m) || lab_measure_layers(L, 2, layer)) return -1;
 

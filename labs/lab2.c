@@ -24,7 +24,7 @@ static int calculator_rows(lab *L) {
                 if (model_config_load(&c, CONFIGS[i], err, sizeof err)) return stack_fail("%s", err);
                 int P = c.max_seq_len < 4096 ? c.max_seq_len : 4096;
                 if (lab_bounds(CONFIGS[i], &g, DT[d], "bf16", 1, P, P, &b) || lab_bounds(CONFIGS[i], &g, DT[d], "bf16", 1, P, c.max_seq_len, &full)) return -1;
-                L->pt = (lab_point){ lab_short_name(CONFIGS[i], L->model_name, sizeof L->model_name), p, DT[d], "bf16", 1, P, c.max_seq_len };
+                L->pt = (lab_point){ served_name(CONFIGS[i], L->model_name, sizeof L->model_name), p, DT[d], "bf16", 1, P, c.max_seq_len };
                 double free1 = b.capacity.device_bytes - b.weights_bytes - b.capacity.workspace_bytes;
                 lab_row(L, "weights_bytes", "B", b.weights_bytes, NA, "bounds weights_bytes", "", "");
                 lab_row(L, "kv_bytes_per_token", "B", b.kv_bytes_per_token, NA, "bounds kv_bytes_per_token", "", "");
@@ -58,7 +58,7 @@ int lab2(lab *L) {
     for (int i = 0; i < N; i++) chat_result_free(&r[i]);
     const char *dt = lab_dtype(&c);
     if (lab_bounds(cfg, &L->gpu, dt, "fp32", 1, P, ctx, &b)) return -1;
-    L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", N, P, ctx };
+    L->pt = (lab_point){ served_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", N, P, ctx };
 
     lab_query q;
     if (lab_sql_open(L, &q, SQL_LAB2_KV_POOL, (lab_args){ 0 })) return -1;

@@ -28,7 +28,7 @@ static int decode_rows(lab *L, const char *model, const char *config, const char
     double overhead = lab_col(&q, "op_overhead_s"), beta = lab_col(&q, "bytes_per_s");
     if (lab_sql_close(&q)) return -1;
 
-    L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, ctx };
+    L->pt = (lab_point){ served_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, ctx };
     const char *host = on_gpu ? "" : "on cpu the bound is the w7900's: the ratio shows how far the CPU is from that GPU";
     /* The kernels of a step are the ops forward() ran, counted in the trace:
      * the warm-up's decode steps predict the measured request's. */

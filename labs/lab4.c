@@ -85,7 +85,7 @@ static int engine_sweep(lab *L, const char *device, const char *path, const char
     batch m[NBIG];
     if (lab_engine_waves(L, device, path, analytic_dtype, P, tok, Bs, n, first)) return -1;
     for (int i = 0; i < n; i++) if (measure(L, first[i], Bs[i], &m[i])) return -1;
-    L->pt = (lab_point){ lab_short_name(path, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P + tok / 2 };
+    L->pt = (lab_point){ served_name(path, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P + tok / 2 };
     return batch_rows(L, config, dt, P, P + tok / 2, Bs, m, n);
 }
 
@@ -109,7 +109,7 @@ static int http_rows(lab *L, int *P) {
     for (int i = 0; i < NB; i++) {
         batch m;
         if (measure(L, first[i], BS[i], &m)) return -1;
-        L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, lab_dtype(&c), "fp32", BS[i], *P, *P + TOK / 2 };
+        L->pt = (lab_point){ served_name(L->model, L->model_name, sizeof L->model_name), L->device, lab_dtype(&c), "fp32", BS[i], *P, *P + TOK / 2 };
         lab_row(L, "ttft", "s", NA, m.ttft_s, "", "median v_request_latency.ttft_ns (mixed)", "");
         lab_row(L, "throughput_e2e", "tok/s", NA, ntok[i] / m.span_s, "", "completion tokens / (last end - first start) (mixed)", "");
     }

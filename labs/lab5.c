@@ -21,7 +21,7 @@ static int prompt_rows(lab *L, const char *model, const char *config, const char
         int P = plen[k];
         if (lab_bounds(config, &L->gpu, dt, "fp32", 1, P, P, &b) || lab_bounds(config, &L->gpu, dt, "fp32", 1, P, P + 4, &d)) return -1;
         if (lab_measure_request(L, 2 + k, &m)) return -1;
-        L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P };
+        L->pt = (lab_point){ served_name(model, L->model_name, sizeof L->model_name), L->session_device, dt, "fp32", 1, P, P };
         if (!isnan(prev) && isnan(knee) && m.prefill_gpu_s / prev > 1.6) knee = plen[k - 1];
         if (isnan(cross) && bounds_compute_bound(&b.prefill)) cross = P;
         prev = m.prefill_gpu_s;

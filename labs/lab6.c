@@ -21,7 +21,7 @@ static int context_rows(lab *L, const char *cfg, const char *dt, int P, int64_t 
     char alloc_from[96], blocks_from[64];
     int ctx = P + TOK / 2;   /* the mean context of its decode steps */
     if (lab_bounds(cfg, &L->gpu, dt, "fp32", 1, P, ctx, &b) || lab_measure_request(L, req, &m)) return -1;
-    L->pt = (lab_point){ lab_short_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, ctx };
+    L->pt = (lab_point){ served_name(L->model, L->model_name, sizeof L->model_name), L->device, dt, "fp32", 1, P, ctx };
     lab_row(L, "kv_bytes_per_token", "B", b.kv_bytes_per_token, NA, "bounds kv_bytes_per_token", "", "");
     lab_row(L, "weight_bytes_per_step", "B", b.decode.weight_bytes, m.weight_bytes_per_step, "decode.weight_bytes", "v_steps.weight_bytes (matmuls)", NULL);
     lab_row(L, "kv_bytes_per_step", "B", b.decode.kv_bytes, m.kv_bytes_per_step, "decode.kv_bytes at the mean context", "v_steps.attention_bytes", NULL);

@@ -34,7 +34,7 @@ static int write_profile(const lab *L, const char *suffix, double bw, double flo
     cJSON_AddNumberToObject(j, "lds_bytes_per_cu", g.lds_bytes_per_cu);
     cJSON_AddNumberToObject(j, "host_link_bytes_per_s", g.host_link);
     cJSON_AddNumberToObject(j, "launch_latency_s", g.launch_latency_s);
-    snprintf(path, cap, "%s/%s-%s.json", L->out, lab_short_name(L->profile, nm, sizeof nm), suffix);
+    snprintf(path, cap, "%s/%s-%s.json", L->out, served_name(L->profile, nm, sizeof nm), suffix);
     char *s = cJSON_Print(j);
     FILE *f = fopen(path, "w");
     int rc = f && s && fputs(s, f) >= 0 ? 0 : stack_fail("%s: cannot write", path);
@@ -66,7 +66,7 @@ static int time_rows(lab *L, const session *s, bounds_result *b) {
     L->run = s->run;
     L->gpu = s->gpu;
     if (lab_bounds(config, &L->gpu, dt, "fp32", 1, s->P, s->P + s->n / 2, b) || lab_bounds(config, &L->gpu, dt, "fp32", 1, s->P, s->P, &pre)) return -1;
-    L->pt = (lab_point){ lab_short_name(model, L->model_name, sizeof L->model_name), s->device, dt, "fp32", 1, s->P, s->P + s->n / 2 };
+    L->pt = (lab_point){ served_name(model, L->model_name, sizeof L->model_name), s->device, dt, "fp32", 1, s->P, s->P + s->n / 2 };
     /* Every step launches the ops forward() ran, counted in the warm-up's steps. */
     double pred = (s->n - 1) * b->decode.t_lower + pre.prefill.t_lower + s->n * s->warm.ops_per_step * L->gpu.launch_latency_s;
     lab_row(L, "e2e_s", "s", NA, m->e2e_s, "", "v_request_latency.e2e_ns (mixed)", "");
@@ -151,7 +151,7 @@ int lab7(lab *L) {
         int analytic = i >= 2;
         chat_result r;
         snprintf(dev[i], sizeof dev[i], "%s:%s", analytic ? "analytic" : "sim", profile[i]);
-        snprintf(s[i].device, sizeof s[i].device, "%s:%s", analytic ? "analytic" : "sim", lab_short_name(profile[i], nm, sizeof nm));
+        snprintf(s[i].device, sizeof s[i].device, "%s:%s", analytic ? "analytic" : "sim", served_name(profile[i], nm, sizeof nm));
         if (lab_one_request(L, dev[i], analytic ? QWEN14B : L->model, analytic ? "fp16" : NULL, 32, &r)) return -1;
         s[i].P = r.prompt_tokens;
         s[i].n = r.completion_tokens;
