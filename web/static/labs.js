@@ -32,36 +32,56 @@ function profileName() {
   return d.includes(":") ? d.split(":")[1] : d;
 }
 
-// A model's name short enough that its device (w7900, w7900-2x, w7900-2xflops) shows in a bar's label.
-const short = m => m.replace(/^deepseek-r1-distill-qwen-/, "R1-");
-
 // The charts labs/charts.json describes (labN.json's charts), as labs/plot.py draws them.
 const say = (o, f = "label", k = "key") => (hp.lang === "en" ? null : WORDS[hp.lang]?.c?.[o[k]]) ?? o[f];
-const picked = (ch, s, rs) => rs.filter(r => r.quantity === s.q && r[s.col] != null && (!ch.first || r[ch.first] === rs[0][ch.first]) &&
-  Object.entries(s.where ?? {}).every(([k, v]) => r[k] === v));
-const groupsOf = (rs, s) => s.by ? distinct(s.by, rs).map(v => [String(v), rs.filter(r => r[s.by] === v)]) : [["", rs]];
-const named = (s, rs, name) => `${name ? name + ": " : ""}${say(s)} (${s.col === "predicted" ? hp.t("predicted") : clock(rs[0].device, s.clock)})`;
+// Series s's value at row r: its column, or its formula ("of": quantities and
+// + - * / taken left to right, each quantity's row at r's category).
+const OPS = { "+": (a, b) => a + b, "-": (a, b) => a - b, "*": (a, b) => a * b, "/": (a, b) => a / b };
+function value(ch, s, r, rs) {
+  if (!s.of) return r[s.col];
+  const key = ch.cat ?? ch.x;
+  let v = null, op = "+";
+  for (const t of s.of) {
+    if (OPS[t]) { op = t; continue; }
+    const x = typeof t === "number" ? t : rs.find(q => q.quantity === t && q[key] === r[key])?.[s.col];
+    if (x == null) return null;
+    v = v == null ? x : OPS[op](v, x);
+  }
+  return v;
+}
+// The rows of series s with its value filled: [{ r, v }].
+const picked = (ch, s, rs) => rs.filter(r => r.quantity === (s.of?.[0] ?? s.q) && (!ch.first || r[ch.first] === rs[0][ch.first]) &&
+    Object.entries(s.where ?? {}).every(([k, v]) => r[k] === v) && Object.entries(s.has ?? {}).every(([k, v]) => String(r[k]).includes(v)))
+  .map(r => ({ r, v: value(ch, s, r, rs) })).filter(p => p.v != null);
+// A row's group: its by field's value, or the part after its "after" (the GPU of "4 x analytic:h100").
+const keyOf = (s, r) => s.after ? String(r[s.by]).split(s.after).pop() : String(r[s.by]);
+const groupsOf = (ps, s) => s.by ? [...new Set(ps.map(p => keyOf(s, p.r)))].map(k => [k, ps.filter(p => keyOf(s, p.r) === k)]) : [["", ps]];
+// A row's x: its field, or the GPU count N its device "N x analytic:G" names.
+const atX = (ch, r) => ch.x === "gpus" ? parseInt(r.device) : r[ch.x];
+const catLabel = (ch, r) => Object.entries(ch.rename ?? {}).reduce((t, [a, b]) => t.split(a).join(b), (ch.catlabel ?? [ch.cat]).map(f => r[f]).join(" @ "));
+const named = (s, ps, name) => `${name ? name + ": " : ""}${say(s)} (${s.col === "predicted" ? hp.t("predicted") : clock(ps[0].r.device, s.clock)})`;
 const axes2 = ch => ({ xlog: ch.xlog, ylog: ch.ylog, xlabel: say(ch, "xlabel", "xkey"), ylabel: say(ch, "ylabel", "ykey"), width: 620, height: 380 });
 
 const KINDS = {
   lines(ch, rs) {
     const series = [];
     ch.series.forEach((s, i) => groupsOf(picked(ch, s, rs), s).forEach(([name, g], k) => {
-      const p = g.map(r => [r[ch.x], r[s.col]]).sort((a, b) => a[0] - b[0]), pred = s.col === "predicted";
+      const p = g.map(({ r, v }) => [atX(ch, r), v]).sort((a, b) => a[0] - b[0]), pred = s.col === "predicted";
       series.push({ name: named(s, g, name), color: s.by ? PALETTE[k % PALETTE.length] : pred ? "#222" : PALETTE[i % PALETTE.length],
                     dash: pred ? "2 3" : s.clock === "device" ? "5 3" : "", dots: !pred,
                     points: ch.relative ? p.map(([x, y]) => [x, (y - p[0][1]) * ch.relative]) : p });
     }));
-    const marks = (ch.marks ?? []).flatMap(m => picked(ch, m, rs).map(r => ({ x: r[m.col], name: `${say(m)} ${r[m.col].toFixed(0)}`, color: "#666",
-                                                                           dash: m.col === "predicted" ? "2 3" : "1 3" })));
+    const marks = (ch.marks ?? []).flatMap(m => picked(ch, m, rs).map(({ v }) => ({ x: v, name: `${say(m)} ${v.toFixed(0)}`, color: "#666",
+                                                                               dash: m.col === "predicted" ? "2 3" : "1 3" })));
     return lineChart({ ...axes2(ch), series, marks, xname: ch.x, yname: say(ch, "ylabel", "ykey") });
   },
+  // Side by side, or stacked (each series a part of the whole).
   bars(ch, rs) {
     const every = ch.series.flatMap(s => groupsOf(picked(ch, s, rs), s).map(([name, g]) => [s, name, g]));
-    const all = every.flatMap(e => e[2]), cats = distinct(ch.cat, all), first = c => all.find(r => r[ch.cat] === c);
-    return barChart({ ...axes2(ch), width: 760, categories: cats.map(c => (ch.catlabel ?? [ch.cat]).map(f => first(c)[f]).join(" @ ")),
+    const all = every.flatMap(e => e[2].map(p => p.r)), cats = distinct(ch.cat, all), first = c => all.find(r => r[ch.cat] === c);
+    return barChart({ ...axes2(ch), width: ch.width ?? 760, stacked: ch.stacked, categories: cats.map(c => catLabel(ch, first(c))),
       groups: every.map(([s, name, g]) => ({ name: named(s, g, name), values: cats.map(c => {
-        const v = g.find(r => r[ch.cat] === c)?.[s.col];
+        const v = g.find(p => p.r[ch.cat] === c)?.v;
         return ch.floor ? Math.max(ch.floor, v ?? 0) : v ?? null;
       }) })) });
   },
@@ -70,12 +90,12 @@ const KINDS = {
     const p = doc.result.profile, roof = (r, i) => Math.min(p["peak_flops_" + r.dtype] ?? p.peak_flops_fp16, i * p.memory_bandwidth_bytes_per_s);
     const [meas, pred] = ch.series, x = rs.filter(r => r.quantity === ch.x && r.measured != null);
     const series = groupsOf(picked(ch, { ...meas, q: ch.y }, rs), meas).map(([name, g]) => {
-      const at = x.filter(r => r.model === g[0].model).map(r => r.measured);
-      return { name: named(meas, g, name), line: false, points: g.map((r, k) => [at[k], r.measured * roof(r, at[k]), r.reading]) };
+      const at = x.filter(r => r.model === g[0].r.model).map(r => r.measured);
+      return { name: named(meas, g, name), line: false, points: g.map(({ r, v }, k) => [at[k], v * roof(r, at[k]), r.reading]) };
     });
     const is = x.map(r => r.measured).filter(i => i > 0), lo = Math.min(...is) / 4, hi = Math.max(...is) * 4, r0 = picked(ch, { ...pred, q: ch.y }, rs)[0];
     series.push({ name: named(pred, [r0], ""), color: "#222", dots: false,
-                  points: Array.from({ length: 51 }, (_, t) => lo * (hi / lo) ** (t / 50)).map(i => [i, roof(r0, i)]) });
+                  points: Array.from({ length: 51 }, (_, t) => lo * (hi / lo) ** (t / 50)).map(i => [i, roof(r0.r, i)]) });
     return lineChart({ ...axes2(ch), xlog: true, ylog: true, series, xname: "FLOP/B", yname: "FLOP/s" });
   },
 };
@@ -89,7 +109,7 @@ function described() {
 }
 
 // What labs/charts.json does not describe: lab 3's kernels from its trace, on
-// the selected profile's roofline; labs 7 and 8, the parts of a whole stacked.
+// the selected profile's roofline.
 const DRAW = {
   3() {
     const name = profileName(), p = doc.profiles[name];
@@ -110,38 +130,6 @@ const DRAW = {
     card(hp.t("labtitle")[3], lineChart({ series, xlog: true, ylog: true, xrange: [lo, hi], yrange: [1e6, p ? 2 * Math.max(...Object.values(p.peak)) : 1e15],
       xlabel: hp.t("intensity"), ylabel: hp.t("flops"), xname: "FLOP/B", yname: "FLOP/s", width: 760, height: 420 }),
       `${hp.t("kernels")}: ${c("roofnote")}`);
-  },
-  7() {
-    const devs = distinct("device", rows("e2e_s"));
-    const one = (q, d) => rows(q, { device: d })[0]?.measured;
-    const share = devs.map(d => one("device_s", d) / one("e2e_s", d)), waves = devs.map(d => one("f_scaled", d));
-    card(hp.t("labtitle")[7], barChart({ stacked: true, categories: devs.map(d => `${short(rows("e2e_s", { device: d })[0].model)} @ ${d.replace(/^(sim|analytic):/, "")}`),
-      ylabel: c("e2eshare"), yrange: [0, 1.05], width: 820, height: 380, fmty: v => (v * 100).toFixed(0) + "%",
-      groups: [{ name: c("waves"), color: "#3b7dd8", values: waves },
-               { name: c("fixed"), color: "#8fc1e8", values: share.map((s, i) => s - waves[i]) },
-               { name: c("host"), color: "#e0892b", values: share.map(s => 1 - s) }] }),
-      devs.map(d => rows("speedup_amdahl", { device: d }).map(r => `${d}: 2x → ${c("amdahl")} ${r.predicted?.toFixed(3)}x, ${c("measured_x")} ${r.measured?.toFixed(3)}x`).join("")).filter(Boolean).join(" · "));
-  },
-  8() {
-    // the decode step on GPU 0 and its parts, for each run (N x analytic:GPU): all modeled
-    const devs = distinct("device", rows("split_s")), one = (q, d) => rows(q, { device: d })[0]?.measured ?? 0;
-    const ms = f => devs.map(d => f(d) * 1e3);
-    card(hp.t("labtitle")[8], barChart({ stacked: true, categories: devs.map(d => d.replace("analytic:", "")), ylabel: c("tp_step"), width: 820, height: 380,
-      groups: [{ name: c("tp_split"), color: "#3b7dd8", values: ms(d => one("split_s", d)) },
-               { name: c("tp_repl"), color: "#8fc1e8", values: ms(d => one("waves_s", d) - one("split_s", d)) },
-               { name: c("tp_launch"), color: "#e0892b", values: ms(d => one("launch_s", d)) },
-               { name: c("tp_ar"), color: "#c0392b", values: ms(d => one("all_reduce_s", d)) },
-               { name: c("tp_other"), color: "#999", values: ms(d => one("t_step", d) - one("waves_s", d) - one("launch_s", d) - one("all_reduce_s", d)) }] }),
-      devs.map(d => `${d.replace("analytic:", "")}: ${c("bound")} ${(rows("t_step", { device: d })[0]?.predicted * 1e3).toFixed(2)} ms`).join(" · "));
-    const gpus = [...new Set(devs.map(d => d.split(":")[1]))], series = [];
-    gpus.forEach((g, k) => {
-      const color = PALETTE[k % PALETTE.length], mine = q => rows(q).filter(r => r.device.endsWith(":" + g));
-      const n0 = Math.min(...mine("f_serial").map(r => parseInt(r.device))), at = (q, col) => mine(q).map(r => [parseInt(r.device), r[col]]);
-      series.push({ name: `${g}: ${c("tp_measured")} ${n0}`, color, points: [[n0, 1], ...at("speedup", "measured")] });
-      series.push({ name: `${g}: ${c("amdahl")}`, color, dash: "5 3", points: [[n0, 1], ...at("speedup", "predicted")] });
-      series.push({ name: `${g}: ${c("tp_ring")}`, color, dash: "2 3", points: [[n0, 1], ...at("speedup_ring", "predicted")] });
-    });
-    card(c("tp_speedup"), lineChart({ series, xlog: true, xlabel: c("tp_n"), ylabel: c("tp_speedup"), xname: "N", yname: "x", width: 620, height: 380 }));
   },
 };
 
