@@ -322,18 +322,16 @@ static int name_ok(const char *s, char *out, char *fold) {
         i += (size_t)k;
     }
     if (!seen) return 0;
-    char *nfc = (char *)utf8proc_NFC(p), *cf = (char *)utf8proc_NFKC_Casefold(p);
+    char *nfc = (char *)utf8proc_NFC(p), *cf = NULL;
     int ok = 0;
-    if (nfc && cf) {
+    if (nfc) {   /* trimmed, then folded: only plain spaces are left to trim */
         char *a = nfc, *e = nfc + strlen(nfc);
         while (*a == ' ') a++;
         while (e > a && e[-1] == ' ') e--;
-        char *fa = cf, *fe = cf + strlen(cf);
-        while (*fa == ' ') fa++;
-        while (fe > fa && fe[-1] == ' ') fe--;
-        if (e > a && e - a <= NAME_BYTES) {
-            snprintf(out, NAME_CAP, "%.*s", (int)(e - a), a);
-            snprintf(fold, 4 * NAME_CAP, "%.*s", (int)(fe - fa), fa);
+        *e = 0;
+        if (e > a && e - a <= NAME_BYTES && (cf = (char *)utf8proc_NFKC_Casefold((const utf8proc_uint8_t *)a))) {
+            snprintf(out, NAME_CAP, "%s", a);
+            snprintf(fold, 4 * NAME_CAP, "%s", cf);
             ok = 1;
         }
     }
