@@ -175,7 +175,10 @@ int cmd_generate(int argc, char **argv) {
     int stop_ids[16], n_stop = engine_stop_ids(&m, g.dec ? &g.tc : NULL, stop_ids, 16);
 
     engine e;
-    if (engine_init(&e, &m, n_ids, 1, n_ids + (int)max_tokens, err, sizeof err)) { stack_fail("%s", err); goto out; }
+    /* one request: its prompt in one step, its blocks all its own */
+    engine_opts eo = { .max_num_batched_tokens = n_ids, .max_num_seqs = 1, .kv_tokens = n_ids + (int)max_tokens,
+                       .no_chunked_prefill = 1, .no_prefix_caching = 1, .reserve_worst_case = 1 };
+    if (engine_init(&e, &m, &eo, err, sizeof err)) { stack_fail("%s", err); goto out; }
     request r = { .id = REQ_ID, .prompt = ids, .n_prompt = n_ids, .max_tokens = (int)max_tokens,
                   .samp = { .temperature = (float)temperature, .top_p = (float)top_p, .top_k = (int)top_k },
                   .top_logprobs = (int)top_logprobs, .n_stop = ignore_eos ? 0 : n_stop, .stop_ids = stop_ids,

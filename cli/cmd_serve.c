@@ -21,7 +21,18 @@ static const char USAGE[] =
     "  --port N                 TCP port (default 8000; 0 = any free port)\n"
     "  --served-model-name NAME the name clients put in \"model\" (default: the folder's name)\n"
     "  --max-model-len N        prompt + completion tokens per request (default: the model's context)\n"
-    "  --max-batch B            requests per engine step (default 32)\n"
+    "  --max-num-seqs N         requests a step may hold (default 32; vLLM's: 256, 1024 on a GPU of 70 GiB\n"
+    "                           or more but an A100; hipath's keeps a CPU's logits buffers small); --max-batch N too\n"
+    "  --max-num-batched-tokens N  tokens a step may compute, prefill and decode together (default as vLLM's:\n"
+    "                           8192 on a device of 70 GiB or more but an A100, else 2048; without chunked\n"
+    "                           prefill, the context + --max-num-seqs)\n"
+    "  --no-chunked-prefill     prefill a prompt whole in one step (default: chunked, as vLLM V1: a step's\n"
+    "                           budget is shared by the decodes, the running prefills' chunks, then new requests)\n"
+    "  --enable-prefix-caching  keep full KV blocks by their prefix and reuse them across requests (the default)\n"
+    "  --no-enable-prefix-caching  compute every prompt in full\n"
+    "  --reserve-worst-case     admit a request only when its prompt + max_tokens fit beside the running\n"
+    "                           ones' (nothing is ever preempted); default: admit when what it computes now\n"
+    "                           fits, and preempt the most recently admitted when blocks run out, as vLLM\n"
     "  --kv-cache-mb M          KV-cache pool size in MiB (default: 90% of a simulated device's memory left\n"
     "                           after weights and workspace, at most 256 on sim; 64 on cpu; printed at start)\n"
     "  --api-key KEY            require 'Authorization: Bearer KEY' on /v1/* and /api/*\n"
@@ -73,7 +84,10 @@ int cmd_serve(int argc, char **argv) {
         { "sse-keepalive", 1, 0, 'K' }, { "http-threads", 1, 0, 'E' },
         { "split-special-tokens", 0, 0, 'S' }, { "workshop", 0, 0, 'w' }, { "workshop-rate", 1, 0, 1000 },
         { "workshop-max-tokens", 1, 0, 1001 }, { "workshop-students", 1, 0, 1002 }, { "workshop-code", 1, 0, 1003 },
-        { "workshop-max-prompt-tokens", 1, 0, 1004 }, { "workshop-seats-per-address", 1, 0, 1005 }, { "read-timeout", 1, 0, 1006 }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "workshop-max-prompt-tokens", 1, 0, 1004 }, { "workshop-seats-per-address", 1, 0, 1005 }, { "read-timeout", 1, 0, 1006 },
+        { "max-num-seqs", 1, 0, 'b' }, { "max-num-batched-tokens", 1, 0, 1007 }, { "no-chunked-prefill", 0, 0, 1008 },
+        { "enable-chunked-prefill", 0, 0, 1009 }, { "enable-prefix-caching", 0, 0, 1010 }, { "no-enable-prefix-caching", 0, 0, 1011 },
+        { "reserve-worst-case", 0, 0, 1012 }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     model_opts m = { .device = "auto", .dtype = "fp16", .db = "traces/serve.db" };
     const web_opts plain = { .cap_mb = 512, .workshop_rate = 10, .workshop_max_tokens = 256, .workshop_max_prompt_tokens = 512,
                              .workshop_students = 100, .workshop_seats = 3 };
@@ -104,7 +118,13 @@ int cmd_serve(int argc, char **argv) {
         case 'p': if (parse_int(optarg, 0, 65535, &v)) return stack_fail("--port must be 0 to 65535, got '%s'", optarg); o.port = (int)v; break;
         case 'n': o.served_name = optarg; break;
         case 'l': if (parse_int(optarg, 2, 1 << 24, &v)) return stack_fail("--max-model-len must be an integer >= 2, got '%s'", optarg); o.max_model_len = (int)v; break;
-        case 'b': if (parse_int(optarg, 1, 4096, &v)) return stack_fail("--max-batch must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
+        case 'b': if (parse_int(optarg, 1, 4096, &v)) return stack_fail("--max-num-seqs must be 1 to 4096, got '%s'", optarg); o.max_batch = (int)v; break;
+        case 1007: if (parse_int(optarg, 1, 1 << 24, &v)) return stack_fail("--max-num-batched-tokens must be a positive integer, got '%s'", optarg); o.max_num_batched_tokens = (int)v; break;
+        case 1008: o.no_chunked_prefill = 1; break;
+        case 1009: o.no_chunked_prefill = 0; break;
+        case 1010: o.no_prefix_caching = 0; break;
+        case 1011: o.no_prefix_caching = 1; break;
+        case 1012: o.reserve_worst_case = 1; break;
         case 'a': o.api_key = optarg; break;
         case 'S': o.split_special_tokens = 1; break;
         case 'X': if (parse_int(optarg, 1, 1 << 20, &v)) return stack_fail("--max-connections must be a positive integer, got '%s'", optarg); o.max_connections = (int)v; break;

@@ -149,8 +149,10 @@ int lab_trace_end(lab *L) {
 int lab_session_begin(lab *L, const char *device, const char *model, const char *analytic_dtype, double kv_mb, int max_batch) {
     char err[512];
     if (lab_trace_begin(L, device, model)) return -1;
+    /* Labs 1-8 time whole prompts, each computed in full, on a scheduler
+     * that never preempts; lab 9 turns each of those on (lab9.c). */
     server_opts o = { .model_dir = model, .host = "127.0.0.1", .analytic_dtype = analytic_dtype, .kv_cache_mb = kv_mb, .max_batch = max_batch,
-                      .open_text = tokenizer_open_text };
+                      .no_chunked_prefill = 1, .no_prefix_caching = 1, .reserve_worst_case = 1, .open_text = tokenizer_open_text };
     if (stack_serve(&L->st, &o, NULL, NULL, err, sizeof err)) { stack_fail("%s", err); lab_trace_end(L); return -1; }
     snprintf(L->served, sizeof L->served, "%s", server_model_name(L->st.srv));
     return 0;
@@ -178,7 +180,7 @@ static int wave(lab *L, engine *e, const int *prompt, int P, int tok, int B, int
     char err[512];
     request *r = calloc(B, sizeof *r);
     if (!r) return stack_fail("out of memory");
-    int part = part_of(e->max_step_tokens, B, P), parts = (B + part - 1) / part, rc = 0;
+    int part = part_of(e->o.max_num_batched_tokens, B, P), parts = (B + part - 1) / part, rc = 0;
     for (int i = 0; i < B && !rc; i++) {
         if (i && i % part == 0) engine_step(e);
         r[i].id = id0 + i;
@@ -207,7 +209,10 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
     engine e;
     if (!prompt || lab_trace_begin(L, device, path)) { free(prompt); return -1; }
     int rc = (analytic_dtype ? model_load_analytic(&md, path, analytic_dtype, L->analytic_kv, err, sizeof err) : model_load(&md, path, err, sizeof err)) ? stack_fail("%s", err) : 0;
-    if (!rc && engine_init(&e, &md, budget, most, kv_tokens, err, sizeof err)) { model_free(&md); rc = stack_fail("%s", err); }
+    /* every prompt whole, its blocks promised: the step is what the sweep times */
+    engine_opts eo = { .max_num_batched_tokens = budget, .max_num_seqs = most, .kv_tokens = kv_tokens, .no_chunked_prefill = 1,
+                       .no_prefix_caching = 1, .reserve_worst_case = 1 };
+    if (!rc && engine_init(&e, &md, &eo, err, sizeof err)) { model_free(&md); rc = stack_fail("%s", err); }
     if (!rc) {
         rc = wave(L, &e, prompt, P, tok, 1, id++);
         for (int i = 0; i < n && !rc; id += Bs[i++]) {

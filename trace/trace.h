@@ -199,9 +199,10 @@ void     trace_flow_in_track(int layer, int track, uint64_t flow_id);
  * next is derived from the request's id, so layers on different threads
  * agree on it without passing it along (trace_flow_next() never reaches
  * the top bit). Down: the client's request, tokenized, admitted, stepped;
- * up: its logits computed and copied back, sampled, detokenized, streamed. */
+ * up: its logits computed and copied back, sampled, detokenized, streamed;
+ * and from its k-th preemption to its resumption, HOP_PREEMPTED + k. */
 enum trace_hop { HOP_SENT = 1, HOP_TOKENIZED, HOP_ADMITTED, HOP_COMPUTED, HOP_COPIED_BACK, HOP_SAMPLED,
-                 HOP_DETOKENIZED, HOP_STREAMED };
+                 HOP_DETOKENIZED, HOP_STREAMED, HOP_PREEMPTED = 16 };
 static inline uint64_t trace_request_flow(int64_t req, int hop) {
     return 1ull << 63 | (uint64_t)req << 8 | (uint64_t)hop;
 }

@@ -2,8 +2,9 @@
  * kv.h -- shared vocabulary: the paged KV cache's layout (PagedAttention).
  *
  * K and V live in fixed-size blocks of token slots; each sequence has a
- * block table saying which blocks hold its positions, in order. Layer 6
- * decides who gets blocks, layer 5 owns the pool (layers/tensor/kvcache.h),
+ * block table saying which blocks hold its positions, in order; blocks
+ * with the same prefix may be shared. Layer 6 decides who gets blocks
+ * (layers/scheduler/blocks.h), layer 5 owns the pool (layers/tensor/kvcache.h),
  * layers 4 and 3 read and write the slots through kv_k() and kv_v().
  */
 #ifndef HIPATH_KV_H
@@ -20,13 +21,13 @@ typedef struct {
     float *k, *v;            /* [n_layers][n_blocks][block_size][kv_dim] */
     int elem_bytes;          /* what an element costs to move: 4 (the f32 slots), or an analytic
                                 device's narrower cache (2 fp16, 1 fp8: nothing reads its slots) */
-    int *free_list, n_free;
 } kv_cache;
 
 /* One sequence's view: its blocks in order, and how many tokens it holds. */
 typedef struct {
     int *blocks, n_blocks, cap;
     int len;                 /* tokens whose K and V are stored */
+    int n_hashed;            /* its first blocks that are in the prefix cache */
 } kv_seq;
 
 /* The sequences of one engine step as attention sees them: all their new

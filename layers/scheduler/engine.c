@@ -31,13 +31,18 @@ static int map_weights(const model *m) {
     return rc | rt_map(m->w.final_norm, dim * f, RT_WEIGHTS, "final_norm");
 }
 
-static int init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens, char *err, int errlen) {
+static int init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     memset(e, 0, sizeof *e);
     e->m = m;
-    e->max_batch = max_batch;
-    e->max_step_tokens = max_step_tokens;
+    e->o = *o;
     const model_config *c = &m->cfg;
-    int blocks = (kv_tokens + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE;
+    if (!e->o.max_model_len) e->o.max_model_len = c->max_seq_len;
+    if (e->o.max_num_seqs < 1 || e->o.max_num_batched_tokens < e->o.max_num_seqs) {
+        snprintf(err, errlen, "max_num_batched_tokens %d must hold a token of each of max_num_seqs %d requests",
+                 e->o.max_num_batched_tokens, e->o.max_num_seqs);
+        return -1;
+    }
+    int blocks = (o->kv_tokens + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE, seqs = e->o.max_num_seqs;
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->wake, NULL);
     metrics_init(&e->met);
@@ -47,11 +52,13 @@ static int init(engine *e, const model *m, int max_step_tokens, int max_batch, i
         return -1;
     }
     if (kv_init(&e->kv, c->n_layers, c->n_kv_heads * c->head_dim, KV_BLOCK_SIZE, blocks, m->kv_bytes) ||
-        forward_state_init(&e->fs, c, max_step_tokens, max_batch) ||
-        !(e->logits = malloc((size_t)max_batch * c->vocab_size * sizeof(float))) ||
+        blocks_init(&e->bm, blocks, KV_BLOCK_SIZE, !e->o.no_prefix_caching) ||
+        !(e->hit = malloc((size_t)blocks * sizeof *e->hit)) ||
+        forward_state_init(&e->fs, c, e->o.max_num_batched_tokens, seqs) ||
+        !(e->logits = malloc((size_t)seqs * c->vocab_size * sizeof(float))) ||
         !(e->work = malloc(2 * (size_t)c->vocab_size * sizeof(float))) ||
-        !(e->running = calloc(max_batch, sizeof *e->running))) {
-        snprintf(err, errlen, "out of memory for the KV cache (%d tokens) and step buffers", kv_tokens);
+        !(e->running = calloc(seqs, sizeof *e->running))) {
+        snprintf(err, errlen, "out of memory for the KV cache (%d tokens) and step buffers", o->kv_tokens);
         engine_free(e);
         return -1;
     }
@@ -60,9 +67,9 @@ static int init(engine *e, const model *m, int max_step_tokens, int max_batch, i
 
 /* Setting up and tearing down are the calling thread's, on tracks of their
  * own in the trace: the layers' own tracks are the steps'. */
-int engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens, char *err, int errlen) {
+int engine_init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     trace_thread_name("engine setup");
-    int rc = init(e, m, max_step_tokens, max_batch, kv_tokens, err, errlen);
+    int rc = init(e, m, o, err, errlen);
     trace_thread_name(NULL);
     return rc;
 }
@@ -70,8 +77,9 @@ int engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, i
 void engine_free(engine *e) {
     trace_thread_name("engine teardown");
     kv_free(&e->kv);
+    blocks_free(&e->bm);
     forward_state_free(&e->fs);
-    free(e->logits); free(e->work); free(e->running);
+    free(e->hit); free(e->logits); free(e->work); free(e->running);
     rt_unmap_all();
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->wake);
@@ -91,7 +99,7 @@ static void force(request *r, sample_result *s) {
 
 /* One token for r: count it, time it, decide whether r is done. */
 static const char *emit(engine *e, request *r, const sample_result *s, double t) {
-    r->last = s->id;
+    r->ids[r->n_ids++] = s->id;
     r->n_out++;
     if (r->n_out == 1) {
         r->prefill_s = t - r->t_admit;
@@ -109,43 +117,63 @@ static const char *emit(engine *e, request *r, const sample_result *s, double t)
     return NULL;
 }
 
+/* The step's layer-6 slice says what it computes: the requests in it, and
+ * for each one prefilling which chunk of how many ids (a JSON array). */
+static void describe(char *buf, size_t cap, request *const *batch, int n) {
+    size_t len = snprintf(buf, cap, "[");
+    for (int i = 0; i < n && len < cap; i++) {
+        const request *r = batch[i];
+        len += r->n_ids - r->kv.len == 1 ? snprintf(buf + len, cap - len, "%s{\"req\":%lld}", i ? "," : "", (long long)r->id)
+             : snprintf(buf + len, cap - len, "%s{\"req\":%lld,\"from\":%d,\"to\":%d,\"of\":%d}", i ? "," : "",
+                        (long long)r->id, r->kv.len, r->kv.len + r->chunk, r->n_ids);
+    }
+    if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
 int engine_step(engine *e) {
     const model_config *c = &e->m->cfg;
     request *gone = NULL;
     pthread_mutex_lock(&e->mu);
-    int tokens = sched_compose(e, &gone);
-    int n = e->n_running;
+    int tokens = sched_compose(e, &gone), n = 0;
+    for (int i = 0; i < e->n_running; i++) n += e->running[i]->chunk > 0;
     pthread_mutex_unlock(&e->mu);
 
     if (n) {
         request *batch[n];
         seq_step seqs[n];
         const char *fin[n];
-        char ids[n * 21 + 3];   /* the batch's request ids, a JSON array */
-        int n_prefill = 0, len = 1;
-        ids[0] = '[';
-        for (int i = 0; i < n; i++) {
-            request *r = batch[i] = e->running[i];   /* only this thread changes running[] */
-            int prefill = r->kv.len == 0;
-            n_prefill += prefill;
-            seqs[i] = (seq_step){ .tokens = prefill ? r->prompt : &r->last, .n = prefill ? r->n_prompt : 1,
-                                  .kv = &r->kv, .logits = e->logits + (size_t)i * c->vocab_size,
-                                  .req = r->id, .first = prefill };
-            len += snprintf(ids + len, sizeof ids - len, "%s%lld", i ? "," : "", (long long)r->id);
+        size_t cap = (size_t)n * 64 + 8;
+        char *chunks = malloc(cap);
+        int n_prefill = 0, prefill_tokens = 0, n_sampled = 0;
+        for (int i = 0, k = 0; i < e->n_running; i++) {   /* only this thread changes running[] */
+            request *r = e->running[i];
+            if (!r->chunk) continue;
+            int decode = r->n_ids - r->kv.len == 1, last = r->kv.len + r->chunk == r->n_ids;
+            n_prefill += !decode;
+            prefill_tokens += decode ? 0 : r->chunk;
+            n_sampled += last;
+            batch[k] = r;
+            seqs[k] = (seq_step){ .tokens = r->ids + r->kv.len, .n = r->chunk, .kv = &r->kv,
+                                  .logits = last ? e->logits + (size_t)k * c->vocab_size : NULL,
+                                  .req = r->id, .first = last && r->n_out == 0 };
+            k++;
         }
-        snprintf(ids + len, sizeof ids - len, "]");
+        if (chunks) describe(chunks, cap, batch, n);
         trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
         for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
-            if (batch[i]->kv.len == 0) trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
+            if (!batch[i]->n_preempted && batch[i]->kv.len == batch[i]->n_cached && batch[i]->n_out == 0)
+                trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
         trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
-                                                  TA_INT("tokens", tokens), TA_STR("requests", ids),
-                                                  TA_INT("kv_blocks_used", e->kv.n_blocks - e->kv.n_free)));
+                                                  TA_INT("prefill_tokens", prefill_tokens), TA_INT("decode_tokens", tokens - prefill_tokens),
+                                                  TA_INT("tokens", tokens), TA_STR("requests", chunks ? chunks : "[]"),
+                                                  TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free)));
+        free(chunks);
         int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
         double t = now_s();
         for (int i = 0; i < n; i++) {
             sample_result s;
-            fin[i] = "error";
-            if (failed) continue;
+            fin[i] = failed ? "error" : NULL;
+            if (failed || !seqs[i].logits) continue;   /* a prompt's chunk before its last: nothing to sample */
             if (seqs[i].first) {   /* the first token's way up: its logits, copied back, are sampled */
                 trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
                 trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
@@ -158,11 +186,13 @@ int engine_step(engine *e) {
 
         pthread_mutex_lock(&e->mu);
         e->met.steps++;
-        e->met.generation_tokens += failed ? 0 : n;
+        e->met.generation_tokens += failed ? 0 : n_sampled;
         hist_observe(&e->met.batch, n);
         for (int i = 0; i < n; i++) {
-            if (!failed && batch[i]->n_out == 1) e->met.prompt_tokens += batch[i]->n_prompt;
-            if (fin[i]) sched_retire(e, batch[i], fin[i], &gone);
+            request *r = batch[i];
+            if (!failed) blocks_commit(&e->bm, &r->kv, r->ids, r->kv.len);   /* its full blocks, K and V stored, into the prefix cache */
+            if (!failed && seqs[i].first) e->met.prompt_tokens += r->n_prompt;
+            if (fin[i]) sched_retire(e, r, fin[i], &gone);
         }
         sched_compact(e);
         pthread_mutex_unlock(&e->mu);
@@ -176,12 +206,17 @@ int engine_step(engine *e) {
 
 int engine_submit(engine *e, request *r, char *err, int errlen) {
     const model_config *c = &e->m->cfg;
-    if (r->n_prompt < 1 || r->n_prompt > e->max_step_tokens) {
-        snprintf(err, errlen, "prompt of %d tokens: need 1 to %d", r->n_prompt, e->max_step_tokens);
+    if (r->n_prompt < 1 || r->max_tokens < 1 || r->n_prompt + r->max_tokens > e->o.max_model_len) {
+        snprintf(err, errlen, "prompt (%d) + max tokens (%d): need 1 or more of each, %d in all at most (the context length)",
+                 r->n_prompt, r->max_tokens, e->o.max_model_len);
         return SUBMIT_INVALID;
     }
-    if (r->max_tokens < 1 || r->n_prompt + r->max_tokens > c->max_seq_len) {
-        snprintf(err, errlen, "prompt (%d) + max tokens (%d) exceeds the context length %d", r->n_prompt, r->max_tokens, c->max_seq_len);
+    /* Without chunked prefill a prompt is computed in one step; so is a
+     * preempted request's whole sequence, when it is admitted again. */
+    int whole = e->o.reserve_worst_case ? r->n_prompt : r->n_prompt + r->max_tokens;
+    if (e->o.no_chunked_prefill && whole > e->o.max_num_batched_tokens) {
+        snprintf(err, errlen, "%d tokens to compute in one step, but a step holds %d (max_num_batched_tokens; chunked prefill is off)",
+                 whole, e->o.max_num_batched_tokens);
         return SUBMIT_INVALID;
     }
     for (int i = 0; i < r->n_prompt; i++)
@@ -195,8 +230,15 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
                  r->n_prompt + r->max_tokens, r->worst_blocks, e->kv.n_blocks * e->kv.block_size, e->kv.n_blocks);
         return SUBMIT_NO_ROOM;
     }
+    if (!(r->ids = malloc((size_t)(r->n_prompt + r->max_tokens) * sizeof *r->ids))) {
+        snprintf(err, errlen, "out of memory for a request's %d ids", r->n_prompt + r->max_tokens);
+        return SUBMIT_NO_ROOM;
+    }
+    memcpy(r->ids, r->prompt, (size_t)r->n_prompt * sizeof *r->ids);
+    r->n_ids = r->n_prompt;
     memset(&r->kv, 0, sizeof r->kv);
-    r->n_out = 0;
+    r->n_out = r->n_cached = r->n_preempted = r->chunk = r->seated = 0;
+    r->t_admit = 0;
     r->finish = NULL;
     r->next = NULL;
     r->arrive = trace_clock_stamp();
@@ -205,6 +247,8 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     pthread_mutex_lock(&e->mu);
     if (e->quit) {
         pthread_mutex_unlock(&e->mu);
+        free(r->ids);
+        r->ids = NULL;
         snprintf(err, errlen, "the server is shutting down");
         return SUBMIT_CLOSED;
     }

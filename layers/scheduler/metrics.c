@@ -52,11 +52,14 @@ void metrics_print(engine *e, FILE *f) {
     pthread_mutex_lock(&e->mu);
     engine_metrics m = e->met;
     int running = e->n_running, waiting = e->n_waiting, promised = e->promised;
-    int used = e->kv.n_blocks - e->kv.n_free, total = e->kv.n_blocks;
+    int used = e->kv.n_blocks - e->bm.n_free, total = e->kv.n_blocks;
     pthread_mutex_unlock(&e->mu);
     counter(f, "hipath_prompt_tokens_total", "Prompt tokens prefilled.", m.prompt_tokens);
     counter(f, "hipath_generation_tokens_total", "Tokens generated.", m.generation_tokens);
     counter(f, "hipath_engine_steps_total", "Engine steps (forward passes).", m.steps);
+    counter(f, "hipath_num_preemptions_total", "Requests preempted: their KV blocks freed, to be computed again.", m.preemptions);
+    counter(f, "hipath_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.", m.prefix_queries);
+    counter(f, "hipath_prefix_cache_hits_total", "Prompt tokens the prefix cache held (not computed again).", m.prefix_hits);
     fprintf(f, "# HELP hipath_requests_finished_total Requests that left the engine, by finish reason.\n"
                "# TYPE hipath_requests_finished_total counter\n");
     for (int i = 0; i < FIN_N; i++)
@@ -64,7 +67,7 @@ void metrics_print(engine *e, FILE *f) {
     gauge(f, "hipath_requests_running", "Requests in the running batch.", running);
     gauge(f, "hipath_requests_waiting", "Requests queued for admission.", waiting);
     gauge(f, "hipath_kv_blocks_used", "KV-cache blocks held by sequences.", used);
-    gauge(f, "hipath_kv_blocks_promised", "KV-cache blocks promised to running requests (worst case).", promised);
+    gauge(f, "hipath_kv_blocks_promised", "Blocks of the running requests' worst cases (prompt + max_tokens).", promised);
     gauge(f, "hipath_kv_blocks_total", "KV-cache blocks in the pool.", total);
     gauge(f, "hipath_kv_cache_usage_ratio", "Fraction of KV-cache blocks in use.", total ? (double)used / total : 0);
     hist_print(f, "hipath_time_to_first_token_seconds", "Arrival to first generated token.", &m.ttft);

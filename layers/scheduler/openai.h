@@ -63,11 +63,13 @@ typedef struct {
 /* Logprobs of tokens s[0..n) in the endpoint's shape; text_offset: where
  * the first token's text starts in the reply (completions only). */
 cJSON *api_logprobs(const api_reply *a, const sample_result *s, int n, int text_offset);
+/* What a request used: its prompt's tokens, those of them the prefix
+ * cache held, and the tokens it generated (usage, as OpenAI reports it). */
+typedef struct { int prompt_tokens, cached_tokens, completion_tokens; } api_usage;
 /* The whole response (stream: false). logprobs (or NULL) is taken. */
-char *api_response(const api_reply *a, const char *text, const char *finish, cJSON *logprobs,
-                   int prompt_tokens, int completion_tokens);
+char *api_response(const api_reply *a, const char *text, const char *finish, cJSON *logprobs, api_usage u);
 /* One stream chunk: role only on the first chat chunk; finish on the last. */
 char *api_chunk(const api_reply *a, int first, const char *text, cJSON *logprobs, const char *finish);
-char *api_usage_chunk(const api_reply *a, int prompt_tokens, int completion_tokens);
+char *api_usage_chunk(const api_reply *a, api_usage u);
 
 #endif

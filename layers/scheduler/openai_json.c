@@ -298,11 +298,12 @@ cJSON *api_logprobs(const api_reply *a, const sample_result *s, int n, int text_
     return lp;
 }
 
-static void add_usage(cJSON *j, int prompt_tokens, int completion_tokens) {
+static void add_usage(cJSON *j, api_usage a) {
     cJSON *u = cJSON_AddObjectToObject(j, "usage");
-    cJSON_AddNumberToObject(u, "prompt_tokens", prompt_tokens);
-    cJSON_AddNumberToObject(u, "completion_tokens", completion_tokens);
-    cJSON_AddNumberToObject(u, "total_tokens", prompt_tokens + completion_tokens);
+    cJSON_AddNumberToObject(u, "prompt_tokens", a.prompt_tokens);
+    cJSON_AddNumberToObject(u, "completion_tokens", a.completion_tokens);
+    cJSON_AddNumberToObject(u, "total_tokens", a.prompt_tokens + a.completion_tokens);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "prompt_tokens_details"), "cached_tokens", a.cached_tokens);
 }
 
 /* choices[0] with the text as a chat message, chat delta or completion text. */
@@ -315,8 +316,7 @@ static cJSON *choice(cJSON *j, cJSON *logprobs, const char *finish) {
     return c;
 }
 
-char *api_response(const api_reply *a, const char *text, const char *finish, cJSON *logprobs,
-                   int prompt_tokens, int completion_tokens) {
+char *api_response(const api_reply *a, const char *text, const char *finish, cJSON *logprobs, api_usage u) {
     cJSON *j = envelope(a, a->chat ? "chat.completion" : "text_completion"), *c = choice(j, logprobs, finish);
     if (a->chat) {
         cJSON *m = cJSON_AddObjectToObject(c, "message");
@@ -325,7 +325,7 @@ char *api_response(const api_reply *a, const char *text, const char *finish, cJS
     } else {
         cJSON_AddStringToObject(c, "text", text);
     }
-    add_usage(j, prompt_tokens, completion_tokens);
+    add_usage(j, u);
     return print(j);
 }
 
@@ -341,9 +341,9 @@ char *api_chunk(const api_reply *a, int first, const char *text, cJSON *logprobs
     return print(j);
 }
 
-char *api_usage_chunk(const api_reply *a, int prompt_tokens, int completion_tokens) {
+char *api_usage_chunk(const api_reply *a, api_usage u) {
     cJSON *j = envelope(a, a->chat ? "chat.completion.chunk" : "text_completion");
     cJSON_AddArrayToObject(j, "choices");
-    add_usage(j, prompt_tokens, completion_tokens);
+    add_usage(j, u);
     return print(j);
 }

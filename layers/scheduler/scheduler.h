@@ -1,15 +1,20 @@
 /*
  * scheduler.h -- layer 6: the engine (engine.c: the model, the paged KV
  * cache and the step buffers; the queue's door; the step) and the batch
- * policy that composes each step (scheduler.c).
+ * policy that composes each step (scheduler.c), as vLLM V1 schedules.
  *
- * Requests wait in a queue. Each engine step runs one token of every
- * running request (decode) plus the whole prompt of each newly admitted
- * one (prefill), stacked into one forward() pass, so the weights are read
+ * Requests wait in a queue. Each engine step computes some tokens of each
+ * request it holds: one for a request that is decoding, the next chunk of
+ * a prompt being prefilled (chunked prefill, within a token budget a step
+ * may compute), stacked into one forward() pass, so the weights are read
  * once per step however many requests share it (continuous batching).
  * Requests join and leave between steps. KV blocks are taken as sequences
- * grow and returned when they end; a request is admitted only when the
- * blocks it may still need fit beside those promised to running ones.
+ * grow: a request is admitted when the blocks for what it computes now
+ * fit (optimistic admission); when a running one needs a block and none
+ * is free, the most recently admitted is preempted (its blocks freed, its
+ * tokens kept, to be computed again when it is back at the queue's head).
+ * Full blocks are kept by their prefix (blocks.h): a prompt that starts
+ * as an earlier one did takes that one's K and V instead of computing them.
  */
 #ifndef HIPATH_SCHEDULER_H
 #define HIPATH_SCHEDULER_H
@@ -19,6 +24,7 @@
 #include "layers/tensor/forward.h"
 #include "layers/ops/sample.h"
 #include "layers/scheduler/metrics.h"
+#include "layers/scheduler/blocks.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -56,30 +62,47 @@ struct request {
     int n_out;
     const char *finish;          /* NULL while in the engine; "stop", "length", "cancelled", "error" */
     double prefill_s, decode_s;  /* admission to first token, first token to finish */
+    int n_cached;                /* prompt tokens the prefix cache gave at first admission */
+    int n_preempted;             /* times it was preempted */
     /* the scheduler's */
-    kv_seq kv;                   /* block table */
-    int last;                    /* last sampled token: the next step's input */
-    int worst_blocks;            /* blocks for prompt + max_tokens, promised at admission */
-    double t_admit, t_token;
+    int *ids, n_ids;             /* the sequence so far: the prompt, then each sampled token */
+    kv_seq kv;                   /* block table; kv.len of the ids have their K and V stored */
+    int chunk;                   /* ids this step computes (0: not in this step) */
+    int worst_blocks;            /* blocks for prompt + max_tokens */
+    int seated;                  /* in running[], its worst case counted in promised */
+    double t_admit, t_token;     /* first admission; last token */
     request *next;               /* waiting-queue link */
 };
 
+/* What the engine is given (zero: the default). */
+typedef struct {
+    int max_num_batched_tokens;  /* ids a step may compute, prefill and decode together */
+    int max_num_seqs;            /* requests a step may hold */
+    int kv_tokens;               /* the KV pool, in tokens (rounded up to whole blocks) */
+    int max_model_len;           /* prompt + completion of one request (0: the model's context) */
+    int no_chunked_prefill;      /* a prompt is prefilled whole, in one step */
+    int no_prefix_caching;
+    int reserve_worst_case;      /* admit only when prompt + max_tokens fit beside those promised:
+                                    nothing is ever preempted (hipath's scheduler before optimistic admission) */
+} engine_opts;
+
 typedef struct {
     const model *m;
+    engine_opts o;
     kv_cache kv;
+    block_manager bm;            /* who holds which block, and the prefix cache */
+    int *hit;                    /* a prefix-cache lookup's blocks, [kv.n_blocks] */
     forward_state fs;
-    int max_batch;               /* sequences per step */
-    int max_step_tokens;         /* new tokens per step, prefill and decode together */
-    float *logits, *work;        /* [max_batch][vocab], sampler scratch */
+    float *logits, *work;        /* [max_num_seqs][vocab], sampler scratch */
     int64_t step;                /* engine steps so far */
     /* Shared with the submitting threads, under mu. */
     pthread_mutex_t mu;
     pthread_cond_t wake;
     request *wait_head, *wait_tail;
     int n_waiting;
-    request **running;           /* [max_batch] */
+    request **running;           /* [max_num_seqs], in the order they were admitted */
     int n_running;
-    int promised;                /* KV blocks promised to running requests */
+    int promised;                /* blocks of running requests' worst cases */
     int quit, started;
     pthread_t thread;
     engine_metrics met;
@@ -87,9 +110,9 @@ typedef struct {
 
 enum { SUBMIT_OK = 0, SUBMIT_INVALID = -1, SUBMIT_NO_ROOM = -2, SUBMIT_CLOSED = -3 };
 
-/* kv_tokens: KV-cache capacity in tokens (rounded up to whole blocks). */
-int  engine_init(engine *e, const model *m, int max_step_tokens, int max_batch, int kv_tokens,
-                 char *err, int errlen);
+/* 0, or -1 with a one-line reason (a budget too small for the context
+ * without chunked prefill, no memory). */
+int  engine_init(engine *e, const model *m, const engine_opts *o, char *err, int errlen);
 void engine_free(engine *e);
 /* Queue a request (any thread). SUBMIT_OK, or a SUBMIT_* code with a reason:
  * INVALID (bad prompt or length), NO_ROOM (can never fit the KV cache),
@@ -112,11 +135,11 @@ int  engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
 void metrics_print(engine *e, FILE *f);
 
 /* The batch policy (scheduler.c), called by engine_step with e->mu held.
- * sched_compose: the next step's batch, running[0..n_running): the
- * running requests grown by a token, then waiting ones admitted while
- * they fit; returns the step's tokens. sched_retire: r leaves (its blocks
- * back), onto the gone list; sched_compact drops the finished from
- * running[]; sched_hand_back tells their submitters (lock dropped). */
+ * sched_compose: the next step: each request of running[0..n_running)
+ * with r->chunk > 0 computes that many ids (running ones first, then
+ * waiting ones admitted); returns the step's ids. sched_retire: r leaves
+ * (its blocks back), onto the gone list; sched_compact drops the finished
+ * from running[]; sched_hand_back tells their submitters (lock dropped). */
 int  sched_compose(engine *e, request **gone);
 void sched_retire(engine *e, request *r, const char *finish, request **gone);
 void sched_compact(engine *e);

@@ -48,9 +48,12 @@ static int force_reply(served *s, const char *reply, char *err, int errlen) {
  * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
  * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
  * every token (a KV head is kept whole: past N = KV heads they repeat, as
- * vLLM does), and the whole workspace. */
+ * vLLM does), and the whole workspace. The workspace holds a step's ids:
+ * the budget with chunked prefill, else the longest prompt and a token of
+ * every other request (e->o's, set here). */
 #define KV_MEMORY_SHARE 0.9
-static int size_kv(served *s, const server_opts *o, int max_batch, int *kv_tokens, char *err, int errlen) {
+static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, int errlen) {
+    int max_batch = eo->max_num_seqs, *kv_tokens = &eo->kv_tokens;
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
     int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
@@ -61,6 +64,7 @@ static int size_kv(served *s, const server_opts *o, int max_batch, int *kv_token
         *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
         s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
         if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
+        if (eo->no_chunked_prefill && !eo->max_num_batched_tokens) eo->max_num_batched_tokens = s->max_model_len + max_batch;
         /* the batch can be no larger than the requests this holds: say it */
         fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f B a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
                 per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
@@ -68,9 +72,11 @@ static int size_kv(served *s, const server_opts *o, int max_batch, int *kv_token
     }
     double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
     double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
-    double room = budget - weights - ws_fixed - ws_token * max_batch;
-    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + ws_token)));
-    double workspace = ws_fixed + ws_token * (double)(len + max_batch), kv = budget - weights - workspace;
+    int chunked = !eo->no_chunked_prefill || eo->max_num_batched_tokens;   /* the workspace does not grow with the context */
+    double room = budget - weights - ws_fixed - ws_token * (chunked ? eo->max_num_batched_tokens : max_batch);
+    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + (chunked ? 0 : ws_token))));
+    if (!chunked) eo->max_num_batched_tokens = (int)len + max_batch;
+    double workspace = ws_fixed + ws_token * (double)eo->max_num_batched_tokens, kv = budget - weights - workspace;
     const char *cap = "";
     if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
         kv = 268435456.0 / kv_split;
@@ -107,8 +113,14 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     if (o->served_name) snprintf(s->name, sizeof s->name, "%s", o->served_name);
     else served_name(o->model_dir, s->name, sizeof s->name);
     s->split_special_tokens = o->split_special_tokens;
-    int max_batch = o->max_batch > 0 ? o->max_batch : 32, kv_tokens;
-    if (size_kv(s, o, max_batch, &kv_tokens, err, errlen)) goto fail_tok;
+    const rt_device *d = rt_device_now();
+    engine_opts eo = { .max_num_seqs = o->max_batch > 0 ? o->max_batch : 32, .no_chunked_prefill = o->no_chunked_prefill,
+                       .no_prefix_caching = o->no_prefix_caching, .reserve_worst_case = o->reserve_worst_case,
+                       .max_num_batched_tokens = o->max_num_batched_tokens };
+    if (!eo.max_num_batched_tokens && !eo.no_chunked_prefill)   /* vLLM's API server default, by the device's memory */
+        eo.max_num_batched_tokens = d->prof.memory_bytes >= 70.0 * (1 << 30) && !strstr(d->prof.name, "A100") ? 8192 : 2048;
+    if (size_kv(s, o, &eo, err, errlen)) goto fail_tok;
+    int kv_tokens = eo.kv_tokens;
     if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {
         snprintf(err, errlen, "--max-model-len %d: must be 2 to the model's context length %d", s->max_model_len, c->max_seq_len);
         goto fail_tok;
@@ -116,7 +128,14 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     if (s->max_model_len > kv_tokens)
         fprintf(stderr, "hipath: warning: the KV cache holds %d tokens, fewer than --max-model-len %d; "
                         "longer requests get 503\n", kv_tokens, s->max_model_len);
-    if (engine_init(&s->e, &s->m, s->max_model_len + max_batch, max_batch, kv_tokens, err, errlen)) goto fail_tok;
+    eo.max_model_len = s->max_model_len;
+    if (eo.no_chunked_prefill && eo.max_num_batched_tokens < s->max_model_len) {
+        snprintf(err, errlen, "--max-num-batched-tokens %d is smaller than the context %d: without chunked prefill a step must hold "
+                              "the longest prompt (lower --max-model-len, or leave chunked prefill on)", eo.max_num_batched_tokens, s->max_model_len);
+        goto fail_tok;
+    }
+    if (eo.max_num_batched_tokens < eo.max_num_seqs) eo.max_num_seqs = eo.max_num_batched_tokens;   /* a token each, at most */
+    if (engine_init(&s->e, &s->m, &eo, err, errlen)) goto fail_tok;
     if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); engine_free(&s->e); goto fail_tok; }
     return 0;
 

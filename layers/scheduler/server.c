@@ -254,7 +254,7 @@ static enum MHD_Result respond_whole(server *s, struct MHD_Connection *c, conn *
                  : "was stopped (the server is shutting down, or the connection was closed)");
     else
         body = api_response(&j->a, j->text, finish, j->q.logprobs ? api_logprobs(&j->a, j->toks, j->n_toks, 0) : NULL,
-                            j->r.n_prompt, j->r.n_out);
+                            (api_usage){ j->r.n_prompt, j->r.n_cached, j->r.n_out });
     pthread_mutex_unlock(&j->mu);
     int64_t id = j->r.id;
     job_release(j);

@@ -68,7 +68,12 @@ typedef struct {
     int port;                    /* 0: any free port */
     const char *served_name;     /* NULL: the model folder's name */
     int max_model_len;           /* 0: the model's context, capped by the KV cache */
-    int max_batch;               /* 0: 32 */
+    int max_batch;               /* max_num_seqs, requests a step may hold (0: 32) */
+    int max_num_batched_tokens;  /* ids a step may compute (0: vLLM's default, 8192 on a device of 70 GiB
+                                    or more but an A100, else 2048; without chunked prefill, the context + max_batch) */
+    int no_chunked_prefill;      /* a prompt is prefilled whole, in one step */
+    int no_prefix_caching;       /* every prompt computed in full */
+    int reserve_worst_case;      /* admit only when prompt + max_tokens fit: never preempts */
     double kv_cache_mb;          /* 0: 90% of the device's memory left after weights and workspace
                                     (capped at 256 MiB on sim; 64 on cpu): server.c, size_kv */
     const char *api_key;         /* NULL: no key needed */

@@ -85,7 +85,7 @@ static int fill(job *j) {
         event(j, api_error_json(&e));
     } else {
         event(j, api_chunk(&j->a, 0, NULL, NULL, finish));
-        if (j->q.include_usage) event(j, api_usage_chunk(&j->a, j->r.n_prompt, n_out));
+        if (j->q.include_usage) event(j, api_usage_chunk(&j->a, (api_usage){ j->r.n_prompt, j->r.n_cached, n_out }));
     }
     put(j, "data: [DONE]\n\n", 14);
     j->ended = 1;
