@@ -124,6 +124,7 @@ static int run_row(lab *L, validate_row *r) {
     int mid = r->prompt_len + r->gen_len / 2 > 0 ? r->prompt_len + r->gen_len / 2 : 1;
     if (decode && wave_time(L, r, device, mid, 2, 1, &d)) return -1;
     double steps = !decode ? 0 : !prefill ? 1 : r->gen_len - 1;
+    r->int8_over_fp16 = L->gpu.peak.int8 / L->gpu.peak.fp16;
     r->copy_s = p.copy_s + steps * d.copy_s;
     r->launch_s = p.launch_s + steps * d.launch_s;
     r->waves_s = r->copy_s;
@@ -136,11 +137,6 @@ static int run_row(lab *L, validate_row *r) {
     double measured_s = validate_tokens(r) / r->measured;
     if (measured_s > r->launch_s) r->efficiency = r->waves_s / (measured_s - r->launch_s);
     return 0;
-}
-
-double validate_tokens(const validate_row *r) {
-    return !strcmp(r->phase, "prefill") ? (double)r->batch * r->prompt_len
-         : !strcmp(r->phase, "decode") ? r->batch : (double)r->batch * r->gen_len;
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -34,6 +34,7 @@ typedef struct {
     double waves_s, launch_s;     /* the modeled time, split */
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */
+    double int8_over_fp16;        /* the profile's int8 peak over its fp16 one */
     double modeled;               /* tokens/s from the datasheet profile */
     double efficiency;            /* calibrate rows: waves / (measured time - launches) */
     double calibrated;            /* tokens/s with the kernel-class efficiencies fitted to the calibrate rows */
@@ -45,11 +46,11 @@ typedef struct {
  * column (a kernel class for one engine family or weight format), as
  * x = exp(mu[class] + delta[column]), mu shared by the class's columns. */
 #define VALIDATE_CLASSES (SIM_CLASSES + 1)   /* sim's kernel classes and the launches */
-#define VALIDATE_COLUMNS 13
+#define VALIDATE_COLUMNS 18
 typedef struct {
     double mu[VALIDATE_CLASSES], delta[VALIDATE_COLUMNS];
     int rows, iterations;
-    double rms;                   /* of the rows' log(modeled / measured time) */
+    double rms;                   /* of the fitted rows' log(modeled / measured time) */
 } validate_fit;
 
 typedef struct {
