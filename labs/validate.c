@@ -40,7 +40,7 @@ int validate_load(const char *path, validate_table *t) {
     if (!t->row) { validate_free(t); return stack_fail("out of memory"); }
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
-        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len");
+        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len"), ms = num(o, "measured_first_token_ms");
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
@@ -48,7 +48,7 @@ int validate_load(const char *path, validate_table *t) {
                              .engine = str(o, "engine"), .source = str(cJSON_GetObjectItemCaseSensitive(o, "source"), "url"),
                              .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
-                             .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
+                             .first_token_ms = ms, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
                              .loso = NAN };
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
                         : !r->source ? "source.url: the address the figure was copied from (its source)"
@@ -62,7 +62,10 @@ int validate_load(const char *path, validate_table *t) {
                         : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
                         : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
-                        : !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+                        : !isnan(ms) && (strcmp(r->phase, "prefill") || !isnan(r->measured) || !(ms > 0))
+                          ? "measured_first_token_ms: a prefill row's published latency (ms > 0), instead of measured_tokens_per_s"
+                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+        if (!bad && !isnan(ms)) r->measured = p / (ms * 1e-3);   /* a latency published: the prompt's tokens over it */
         if (bad) {
             stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
             validate_free(t);

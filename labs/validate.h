@@ -30,7 +30,8 @@
 typedef struct {
     const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine, *source;   /* into the table's JSON (source: its url) */
     int batch, prompt_len, gen_len, calibrate;
-    double measured;              /* tokens/s, published */
+    double measured;              /* tokens/s, published (or prompt_len over a published first-token latency) */
+    double first_token_ms;        /* that latency, when the row gives one (else NaN) */
     double waves_s, launch_s;     /* the modeled time, split */
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */
@@ -46,7 +47,7 @@ typedef struct {
  * column (a kernel class for one engine family or weight format), as
  * x = exp(mu[class] + delta[column]), mu shared by the class's columns. */
 #define VALIDATE_CLASSES (SIM_CLASSES + 1)   /* sim's kernel classes and the launches */
-#define VALIDATE_COLUMNS 18
+#define VALIDATE_COLUMNS 17
 typedef struct {
     double mu[VALIDATE_CLASSES], delta[VALIDATE_COLUMNS];
     int rows, iterations;

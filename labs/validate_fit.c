@@ -18,9 +18,8 @@ const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS] = {
     { "gemm_compute/llama.cpp-rocm-quant", SIM_GEMM_COMPUTE, "llama.cpp ROCm, q4_0/q8_0 prompt matmuls: of the fp16 peak" },
     { "gemm_compute/llama.cpp-dense", SIM_GEMM_COMPUTE, "llama.cpp fp16 prompt matmuls (cuBLAS): of the fp16 peak" },
     { "gemm_compute/served", SIM_GEMM_COMPUTE, "TensorRT-LLM/vLLM/SGLang matmuls bound by compute: of the dtype's peak" },
-    { "gemm_memory/llama.cpp-cuda-quant", SIM_GEMM_MEMORY, "llama.cpp CUDA quantized mat-vec: of the bandwidth" },
-    { "gemm_memory/llama.cpp-rocm-quant", SIM_GEMM_MEMORY, "llama.cpp ROCm quantized mat-vec: of the bandwidth" },
-    { "gemm_memory/llama.cpp-dense", SIM_GEMM_MEMORY, "llama.cpp fp16 mat-vec: of the bandwidth" },
+    { "gemm_memory/llama.cpp-cuda", SIM_GEMM_MEMORY, "llama.cpp CUDA weight-bound mat-vec (any format): of the bandwidth" },
+    { "gemm_memory/llama.cpp-rocm", SIM_GEMM_MEMORY, "llama.cpp ROCm weight-bound mat-vec: of the bandwidth" },
     { "gemm_memory/served", SIM_GEMM_MEMORY, "served engines' weight-bound matmuls: of the bandwidth" },
     { "attention_prefill/llama.cpp-cuda", SIM_ATTENTION_PREFILL, "llama.cpp CUDA prompt attention: of the rate the model gives it" },
     { "attention_prefill/llama.cpp-rocm", SIM_ATTENTION_PREFILL, "llama.cpp ROCm prompt attention" },
@@ -40,7 +39,10 @@ double validate_tokens(const validate_row *r) {
 }
 
 /* A row's engine family (0 llama.cpp CUDA, 1 llama.cpp ROCm, 2 served)
- * and GEMM group (0 CUDA quantized, 1 ROCm quantized, 2 llama.cpp dense, 3 served). */
+ * and compute-bound GEMM group (0 CUDA quantized, 1 ROCm quantized, 2
+ * llama.cpp dense, 3 served): a weight-bound GEMM reads its bytes at the
+ * family's rate whatever their format, a compute-bound one runs another
+ * kernel for each (dequantize + fp16 GEMM, cuBLAS, the engine's own). */
 static int family(const validate_row *r) {
     if (strncmp(r->engine, "llama.cpp", 9)) return 2;
     return strstr(r->engine, "ROCm") || strstr(r->engine, "HIP") ? 1 : 0;
@@ -51,11 +53,11 @@ int validate_column_of(const validate_row *r, int c) {
     int f = family(r), g = f == 2 ? 3 : !quantized(r) ? 2 : f;
     switch (c) {
     case SIM_GEMM_COMPUTE: return g;
-    case SIM_GEMM_MEMORY: return 4 + g;
-    case SIM_ATTENTION_PREFILL: return 8 + f;
-    case SIM_ATTENTION_DECODE: return 11 + f;
-    case SIM_ELEMENTWISE: return 14;
-    default: return 15 + f;
+    case SIM_GEMM_MEMORY: return 4 + f;
+    case SIM_ATTENTION_PREFILL: return 7 + f;
+    case SIM_ATTENTION_DECODE: return 10 + f;
+    case SIM_ELEMENTWISE: return 13;
+    default: return 14 + f;
     }
 }
 

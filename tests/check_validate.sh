@@ -93,7 +93,7 @@ def column(r, c):
     llama = t["engine"].startswith("llama.cpp")
     fam = "served" if not llama else "llama.cpp-rocm" if ("ROCm" in t["engine"] or "HIP" in t["engine"]) else "llama.cpp-cuda"
     quant = t["dtype"] in ("q4_0", "q4_1", "q8_0")
-    if c in ("gemm_compute", "gemm_memory"):
+    if c == "gemm_compute":
         g = "served" if not llama else (fam + "-quant") if quant else "llama.cpp-dense"
         return columns.index(f"{c}/{g}")
     return columns.index("elementwise" if c == "elementwise" else f"{c}/{fam}")
