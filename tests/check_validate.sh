@@ -37,12 +37,18 @@ def check(ok, what):
 rows = table["rows"]
 gpus = {r["gpu"] for r in rows}
 src = [r for r in rows if all(r["source"].get(k) for k in ("title", "date", "where", "url"))]
-check(len(rows) >= 12 and len(gpus) >= 5, f"{len(rows)} published rows over {len(gpus)} profiles ({', '.join(sorted(gpus))})")
+check(len(rows) >= 60 and len(gpus) >= 7, f"{len(rows)} published rows over {len(gpus)} profiles ({', '.join(sorted(gpus))})")
+pre = [r for r in rows if r["phase"] == "prefill"]
+check(len(pre) >= 10 and len({r["prompt_len"] for r in pre}) >= 4, f"{len(pre)} prefill rows at prompt lengths {sorted({r['prompt_len'] for r in pre})}")
 check(len(src) == len(rows), f"{len(src)} of {len(rows)} rows name their source's title, date, place and address")
 check(sum(r["calibrate"] for r in rows) * 2 <= len(rows), f"{sum(r['calibrate'] for r in rows)} of {len(rows)} rows calibrate: at most half")
 check(len({r["id"] for r in rows}) == len(rows), "the ids are unique")
 
 by = {r["id"]: r for r in got["rows"]}
+lat = [r for r in rows if "measured_first_token_ms" in r]
+check(all("measured_tokens_per_s" not in r and r["phase"] == "prefill" and abs(by[r["id"]]["measured_tokens_per_s"] -
+          r["prompt_len"] / (r["measured_first_token_ms"] / 1e3)) < 1e-9 * by[r["id"]]["measured_tokens_per_s"] for r in lat),
+      f"{len(lat)} first-token latencies: prefill rows, measured tokens/s = the prompt over the published time")
 ran = [r for r in got["rows"] if "not_run" not in r and r["modeled_tokens_per_s"]]
 check(len(ran) == len(rows), f"{len(ran)} of {len(rows)} rows ran on their analytic profile")
 
