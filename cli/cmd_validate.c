@@ -72,6 +72,27 @@ static int gpus(const validate_table *t, const char **g) {
     return n;
 }
 
+/* The errors of gpu's (NULL: every GPU's) rows of phase, added to array a
+ * (when it has any): datasheet, held out, leave-one-source-out. */
+static void errors(const validate_table *t, const char *gpu, const char *phase, cJSON *a) {
+    int n, nh, kh, nl, kl;
+    double e = error(t, gpu, phase, MODELED, &n, NULL), eh = error(t, gpu, phase, CALIBRATED, &nh, &kh),
+           el = error(t, gpu, phase, LOSO, &nl, &kl);
+    if (!n) return;
+    cJSON *o = cJSON_CreateObject();
+    if (gpu) cJSON_AddStringToObject(o, "gpu", gpu);
+    cJSON_AddStringToObject(o, "phase", phase);
+    cJSON_AddNumberToObject(o, "rows", n);
+    add(o, "median_abs_error", e);
+    cJSON_AddNumberToObject(o, "held_out_rows", nh);
+    cJSON_AddNumberToObject(o, "held_out_within_25_percent", kh);
+    add(o, "held_out_median_abs_error_calibrated", eh);
+    cJSON_AddNumberToObject(o, "loso_rows", nl);
+    cJSON_AddNumberToObject(o, "loso_within_25_percent", kl);
+    add(o, "loso_median_abs_error", el);
+    cJSON_AddItemToArray(a, o);
+}
+
 static void print_json(const validate_table *t, const char **g, int ng) {
     cJSON *j = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(j, "rows"), *per = cJSON_AddArrayToObject(j, "per_gpu_phase");
     for (int i = 0; i < t->n; i++) {
@@ -107,22 +128,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddItemToArray(rows, o);
     }
     for (int k = 0; k < ng; k++)
-        for (int p = 0; p < PHASES; p++) {
-            int n, nh, nl;
-            double e = error(t, g[k], PHASE[p], MODELED, &n, NULL), eh = error(t, g[k], PHASE[p], CALIBRATED, &nh, NULL),
-                   el = error(t, g[k], PHASE[p], LOSO, &nl, NULL);
-            if (!n) continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "gpu", g[k]);
-            cJSON_AddStringToObject(o, "phase", PHASE[p]);
-            cJSON_AddNumberToObject(o, "rows", n);
-            add(o, "median_abs_error", e);
-            cJSON_AddNumberToObject(o, "held_out_rows", nh);
-            add(o, "held_out_median_abs_error_calibrated", eh);
-            cJSON_AddNumberToObject(o, "loso_rows", nl);
-            add(o, "loso_median_abs_error", el);
-            cJSON_AddItemToArray(per, o);
-        }
+        for (int p = 0; p < PHASES; p++) errors(t, g[k], PHASE[p], per);
     int of, ok, n;
     double eh = error(t, NULL, NULL, CALIBRATED, &of, &ok);
     cJSON *h = cJSON_AddObjectToObject(j, "held_out_decode");
@@ -131,22 +137,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
     add(h, "median_abs_error_datasheet", error(t, NULL, NULL, MODELED, &n, NULL));
     add(h, "median_abs_error_calibrated", eh);
     cJSON *ph = cJSON_AddArrayToObject(j, "per_phase");
-    for (int p = 0; p < PHASES; p++) {
-        int nm, nh, kh, nl, kl;
-        double em = error(t, NULL, PHASE[p], MODELED, &nm, NULL), ec = error(t, NULL, PHASE[p], CALIBRATED, &nh, &kh),
-               el = error(t, NULL, PHASE[p], LOSO, &nl, &kl);
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "phase", PHASE[p]);
-        cJSON_AddNumberToObject(o, "rows", nm);
-        add(o, "median_abs_error_datasheet", em);
-        cJSON_AddNumberToObject(o, "held_out_rows", nh);
-        cJSON_AddNumberToObject(o, "held_out_within_25_percent", kh);
-        add(o, "held_out_median_abs_error_calibrated", ec);
-        cJSON_AddNumberToObject(o, "loso_rows", nl);
-        cJSON_AddNumberToObject(o, "loso_within_25_percent", kl);
-        add(o, "loso_median_abs_error", el);
-        cJSON_AddItemToArray(ph, o);
-    }
+    for (int p = 0; p < PHASES; p++) errors(t, NULL, PHASE[p], ph);
     cJSON *fit = cJSON_AddObjectToObject(j, "fit"), *cls = cJSON_AddArrayToObject(fit, "classes"),
           *cols = cJSON_AddArrayToObject(fit, "columns");
     cJSON_AddNumberToObject(fit, "rows", t->fit.rows);

@@ -40,7 +40,7 @@ for ax, phase in zip(axes, phases):
     ax.set_ylim(lo, hi)
     ax.set_xlabel("measured tokens/s (published)")
     s = stats[phase]
-    ax.set_title(f"{phase}: {s['rows']} rows; median error: datasheet {100 * s['median_abs_error_datasheet']:.0f}%,\n"
+    ax.set_title(f"{phase}: {s['rows']} rows; median error: datasheet {100 * s['median_abs_error']:.0f}%,\n"
                  f"held out {100 * s['held_out_median_abs_error_calibrated']:.0f}% ({s['held_out_rows']}), "
                  f"leave-one-source-out {100 * s['loso_median_abs_error']:.0f}%", fontsize=9)
 axes[0].set_ylabel("modeled tokens/s (analytic: the profile's datasheet, then fitted)")
