@@ -1,7 +1,8 @@
 #!/bin/sh
 # `hipath validate` (issue 29): the published measurements
-# (tests/data/gpu_measurements.json) parse and are sourced (12 rows or more,
-# 5 profiles or more, at most half calibrate); every row runs on its
+# (tests/data/gpu_measurements.json) parse and are sourced (60 rows or more
+# over the 7 profiles, 10 prefill rows or more at several prompt lengths, at
+# most half calibrate; a first-token latency is the prompt over it); every row runs on its
 # analytic profile; its figures are modeled or published, so a row run
 # alone gives the same as in the whole run, and the summary trace the same
 # as the full one (--full-trace); each modeled figure is its time's
