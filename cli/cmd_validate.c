@@ -4,7 +4,7 @@
  * the error per GPU and phase, and the calibrated model on the held-out rows.
  */
 #include "cli/cli.h"
-#include "labs/validate.h"
+#include "labs/validate_fit.h"
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,47 +16,45 @@ static const char USAGE[] =
     "  --data FILE   the published measurements (default tests/data/gpu_measurements.json)\n"
     "  --only ID     run that row alone\n"
     "  --out DIR     where validate.db and the Perfetto traces go (default traces/validate/)\n"
-    "  --json        one JSON object: rows, per GPU and phase, calibration\n"
+    "  --json        one JSON object: rows, per GPU and phase, the fit, calibration\n"
+    "  --full-trace  every kernel a slice in validate.db (default: a summary per step\n"
+    "                and kernel class, the same figures, several times faster)\n"
     "Each row's shape (model config, dtype, batch, prompt and generated lengths) runs on\n"
     "analytic:GPU; modeled / measured is the ratio of tokens/s (above 1: the model is\n"
-    "faster than the GPU was). Calibrated: each profile's efficiency (the fraction of\n"
-    "the wave model's rate an engine reached) from the rows marked calibrate, applied\n"
-    "to the others (held out). Every figure is modeled or copied from the table: the\n"
-    "same on any machine. docs/devices.md.\n";
+    "faster than the GPU was). Calibrated: an efficiency per kernel class (GEMM bound by\n"
+    "compute or memory, attention in prefill and decode, elementwise, launches) and\n"
+    "engine family, fitted to the rows marked calibrate by least squares on log time,\n"
+    "applied to the others (held out). Leave-one-source-out (loso): the same fit without\n"
+    "each source's rows, predicting them. Every figure is modeled or copied from the\n"
+    "table: the same on any machine. docs/devices.md.\n";
 
 #define PHASES 3
 static const char *const PHASE[PHASES] = { "prefill", "decode", "e2e" };
 
-/* The median |ratio - 1| of the rows of gpu (NULL: all) and phase (NULL:
- * decode and e2e, what a held-out goal is on) that ran: modeled against
- * measured, or calibrated against measured on the held-out rows. */
-static double error(const validate_table *t, const char *gpu, const char *phase, int calibrated, int *count) {
+enum fig { MODELED, CALIBRATED, LOSO };   /* which figure a row is judged by */
+static double figure(const validate_row *w, enum fig f) {
+    return f == MODELED ? w->modeled : f == CALIBRATED ? (w->calibrate ? NAN : w->calibrated) : w->loso;
+}
+
+/* The median |figure / measured - 1| of the rows of gpu (NULL: all) and
+ * phase (NULL: decode and e2e) that have it (calibrated: the held-out
+ * rows); *count of them, *within of them within tol. */
+static double error(const validate_table *t, const char *gpu, const char *phase, enum fig f, int *count, int *within) {
     double *r = malloc(t->n * sizeof *r), m;
-    int n = 0;
+    int n = 0, k = 0;
     for (int i = 0; r && i < t->n; i++) {
         const validate_row *w = &t->row[i];
-        double v = calibrated ? w->calibrated : w->modeled;
-        if (w->why[0] || isnan(v) || (calibrated && w->calibrate) || (gpu && strcmp(gpu, w->gpu))) continue;
+        double v = figure(w, f);
+        if (w->why[0] || isnan(v) || (gpu && strcmp(gpu, w->gpu))) continue;
         if (phase ? strcmp(phase, w->phase) : !strcmp(w->phase, "prefill")) continue;
         r[n++] = fabs(v / w->measured - 1);
+        k += r[n - 1] <= 0.25;
     }
     m = validate_median(r, n);
     free(r);
     if (count) *count = n;
+    if (within) *within = k;
     return m;
-}
-
-/* Held-out decode and e2e rows within 25% after calibration. */
-static int within(const validate_table *t, double tol, int *of) {
-    int k = 0;
-    *of = 0;
-    for (int i = 0; i < t->n; i++) {
-        const validate_row *w = &t->row[i];
-        if (w->calibrate || w->why[0] || isnan(w->calibrated) || !strcmp(w->phase, "prefill")) continue;
-        ++*of;
-        k += fabs(w->calibrated / w->measured - 1) <= tol;
-    }
-    return k;
 }
 
 static void add(cJSON *o, const char *k, double v) {
@@ -72,6 +70,27 @@ static int gpus(const validate_table *t, const char **g) {
         if (k == n) g[n++] = t->row[i].gpu;
     }
     return n;
+}
+
+/* The errors of gpu's (NULL: every GPU's) rows of phase, added to array a
+ * (when it has any): datasheet, held out, leave-one-source-out. */
+static void errors(const validate_table *t, const char *gpu, const char *phase, cJSON *a) {
+    int n, nh, kh, nl, kl;
+    double e = error(t, gpu, phase, MODELED, &n, NULL), eh = error(t, gpu, phase, CALIBRATED, &nh, &kh),
+           el = error(t, gpu, phase, LOSO, &nl, &kl);
+    if (!n) return;
+    cJSON *o = cJSON_CreateObject();
+    if (gpu) cJSON_AddStringToObject(o, "gpu", gpu);
+    cJSON_AddStringToObject(o, "phase", phase);
+    cJSON_AddNumberToObject(o, "rows", n);
+    add(o, "median_abs_error", e);
+    cJSON_AddNumberToObject(o, "held_out_rows", nh);
+    cJSON_AddNumberToObject(o, "held_out_within_25_percent", kh);
+    add(o, "held_out_median_abs_error_calibrated", eh);
+    cJSON_AddNumberToObject(o, "loso_rows", nl);
+    cJSON_AddNumberToObject(o, "loso_within_25_percent", kl);
+    add(o, "loso_median_abs_error", el);
+    cJSON_AddItemToArray(a, o);
 }
 
 static void print_json(const validate_table *t, const char **g, int ng) {
@@ -90,6 +109,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddNumberToObject(o, "gen_len", r->gen_len);
         cJSON_AddStringToObject(o, "role", r->calibrate ? "calibrate" : "held_out");
         add(o, "measured_tokens_per_s", r->measured);
+        if (!isnan(r->first_token_ms)) cJSON_AddNumberToObject(o, "measured_first_token_ms", r->first_token_ms);
         add(o, "modeled_tokens_per_s", r->modeled);
         add(o, "ratio", r->modeled / r->measured);
         add(o, "modeled_waves_s", r->waves_s);
@@ -97,30 +117,50 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         add(o, "efficiency", r->efficiency);
         add(o, "calibrated_tokens_per_s", r->calibrated);
         add(o, "calibrated_ratio", r->calibrated / r->measured);
-        if (r->calibrated_from) cJSON_AddStringToObject(o, "calibrated_from", r->calibrated_from);
+        cJSON_AddStringToObject(o, "calibrated_from", "kernel-class fit to the calibrate rows");
+        add(o, "loso_tokens_per_s", r->loso);
+        add(o, "loso_ratio", r->loso / r->measured);
+        cJSON_AddStringToObject(o, "source", r->source);
+        cJSON *cl = cJSON_AddObjectToObject(o, "modeled_class_s");
+        for (int c = 0; c < SIM_CLASSES; c++) add(cl, SIM_CLASS_NAME[c], r->class_s[c]);
+        add(cl, "copy", r->copy_s);
         if (r->why[0]) cJSON_AddStringToObject(o, "not_run", r->why);
         cJSON_AddItemToArray(rows, o);
     }
     for (int k = 0; k < ng; k++)
-        for (int p = 0; p < PHASES; p++) {
-            int n, nh;
-            double e = error(t, g[k], PHASE[p], 0, &n), eh = error(t, g[k], PHASE[p], 1, &nh);
-            if (!n) continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "gpu", g[k]);
-            cJSON_AddStringToObject(o, "phase", PHASE[p]);
-            cJSON_AddNumberToObject(o, "rows", n);
-            add(o, "median_abs_error", e);
-            cJSON_AddNumberToObject(o, "held_out_rows", nh);
-            add(o, "held_out_median_abs_error_calibrated", eh);
-            cJSON_AddItemToArray(per, o);
-        }
-    int of, ok = within(t, 0.25, &of), n;
+        for (int p = 0; p < PHASES; p++) errors(t, g[k], PHASE[p], per);
+    int of, ok, n;
+    double eh = error(t, NULL, NULL, CALIBRATED, &of, &ok);
     cJSON *h = cJSON_AddObjectToObject(j, "held_out_decode");
     cJSON_AddNumberToObject(h, "rows", of);
     cJSON_AddNumberToObject(h, "within_25_percent", ok);
-    add(h, "median_abs_error_datasheet", error(t, NULL, NULL, 0, &n));
-    add(h, "median_abs_error_calibrated", error(t, NULL, NULL, 1, &n));
+    add(h, "median_abs_error_datasheet", error(t, NULL, NULL, MODELED, &n, NULL));
+    add(h, "median_abs_error_calibrated", eh);
+    cJSON *ph = cJSON_AddArrayToObject(j, "per_phase");
+    for (int p = 0; p < PHASES; p++) errors(t, NULL, PHASE[p], ph);
+    cJSON *fit = cJSON_AddObjectToObject(j, "fit"), *cls = cJSON_AddArrayToObject(fit, "classes"),
+          *cols = cJSON_AddArrayToObject(fit, "columns");
+    cJSON_AddNumberToObject(fit, "rows", t->fit.rows);
+    cJSON_AddNumberToObject(fit, "iterations", t->fit.iterations);
+    add(fit, "rms_log_error", t->fit.rms);
+    cJSON_AddNumberToObject(fit, "lambda_mu", VALIDATE_LAMBDA_MU);
+    cJSON_AddNumberToObject(fit, "lambda_delta", VALIDATE_LAMBDA_DELTA);
+    for (int c = 0; c < VALIDATE_CLASSES; c++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "class", VALIDATE_CLASS_NAME[c]);
+        add(o, "mu", t->fit.mu[c]);
+        cJSON_AddItemToArray(cls, o);
+    }
+    for (int c = 0; c < VALIDATE_COLUMNS; c++) {
+        const validate_column *v = &VALIDATE_COLUMN[c];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "column", v->name);
+        cJSON_AddStringToObject(o, "class", VALIDATE_CLASS_NAME[v->cls]);
+        add(o, "delta", t->fit.delta[c]);
+        add(o, "efficiency", exp(-(t->fit.mu[v->cls] + t->fit.delta[c])));
+        cJSON_AddStringToObject(o, "meaning", v->meaning);
+        cJSON_AddItemToArray(cols, o);
+    }
     char *s = cJSON_Print(j);
     puts(s);
     free(s);
@@ -128,43 +168,60 @@ static void print_json(const validate_table *t, const char **g, int ng) {
 }
 
 static void print_table(const validate_table *t, const char **g, int ng) {
-    printf("%-44s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P", "G",
-           "measured", "modeled", "ratio", "eff", "calibrated", "ratio");
+    printf("%-44s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P",
+           "G", "measured", "modeled", "ratio", "eff", "calibrated", "ratio", "loso");
     for (int i = 0; i < t->n; i++) {
         const validate_row *r = &t->row[i];
         if (r->why[0]) { printf("%-44s %s\n", r->id, r->why); continue; }
         if (isnan(r->modeled)) continue;   /* not asked for (--only) */
-        char cal[16] = "-", cr[16] = "-", ef[16] = "-";
+        char cal[16] = "-", cr[16] = "-", ef[16] = "-", lo[16] = "-";
         if (!isnan(r->efficiency)) snprintf(ef, sizeof ef, "%.2f", r->efficiency);
         if (!r->calibrate && !isnan(r->calibrated)) {
             snprintf(cal, sizeof cal, "%.4g", r->calibrated);
             snprintf(cr, sizeof cr, "%.2f", r->calibrated / r->measured);
         }
-        printf("%-44s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s%s\n", r->id, r->dtype, r->phase, r->batch, r->prompt_len,
-               r->gen_len, r->measured, r->modeled, r->modeled / r->measured, r->calibrate ? ef : "", cal, cr,
+        if (!isnan(r->loso)) snprintf(lo, sizeof lo, "%.2f", r->loso / r->measured);
+        printf("%-44s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s %7s%s\n", r->id, r->dtype, r->phase, r->batch,
+               r->prompt_len, r->gen_len, r->measured, r->modeled, r->modeled / r->measured, ef, cal, cr, lo,
                r->calibrate ? "  (calibrates)" : "");
     }
-    printf("\nmedian |modeled / measured - 1|, tokens/s (datasheet; calibrated on the held-out rows):\n");
+    printf("\nkernel-class efficiencies fitted to %d calibrate rows (least squares on log time, rms %.2f):\n", t->fit.rows,
+           t->fit.rms);
+    for (int c = 0; c < VALIDATE_COLUMNS; c++) {
+        const validate_column *v = &VALIDATE_COLUMN[c];
+        printf("  %-30s %6.3f  %s\n", v->name, exp(-(t->fit.mu[v->cls] + t->fit.delta[c])), v->meaning);
+    }
+    printf("\nmedian |modeled / measured - 1|, tokens/s (datasheet; calibrated on the held-out rows; leave-one-source-out):\n");
     for (int k = 0; k < ng; k++)
         for (int p = 0; p < PHASES; p++) {
-            int n, nh;
-            double e = error(t, g[k], PHASE[p], 0, &n), eh = error(t, g[k], PHASE[p], 1, &nh);
+            int n, nh, nl;
+            double e = error(t, g[k], PHASE[p], MODELED, &n, NULL), eh = error(t, g[k], PHASE[p], CALIBRATED, &nh, NULL),
+                   el = error(t, g[k], PHASE[p], LOSO, &nl, NULL);
             if (!n) continue;
             printf("  %-13s %-8s %2d rows: %5.0f%%", g[k], PHASE[p], n, 100 * e);
-            if (nh) printf("   held out %2d: %5.0f%%", nh, 100 * eh);
+            if (nh) printf("   held out %2d: %5.0f%%", nh, 100 * eh); else printf("   %19s", "");
+            if (nl) printf("   loso %2d: %5.0f%%", nl, 100 * el);
             printf("\n");
         }
-    int of, ok = within(t, 0.25, &of), n;
+    for (int p = 0; p < PHASES; p++) {
+        int n, nh, kh, nl, kl;
+        double e = error(t, NULL, PHASE[p], MODELED, &n, NULL), eh = error(t, NULL, PHASE[p], CALIBRATED, &nh, &kh),
+               el = error(t, NULL, PHASE[p], LOSO, &nl, &kl);
+        if (n) printf("  %-13s %-8s %2d rows: %5.0f%%   held out %2d: %5.0f%% (%d within 25%%)   loso %2d: %5.0f%% (%d within 25%%)\n",
+                      "all", PHASE[p], n, 100 * e, nh, 100 * eh, kh, nl, 100 * el, kl);
+    }
+    int of, ok, n;
+    double eh = error(t, NULL, NULL, CALIBRATED, &of, &ok);
     printf("held-out decode and e2e rows within 25%% after calibration: %d of %d (median error %.0f%% from the datasheet, %.0f%% calibrated)\n",
-           ok, of, 100 * error(t, NULL, NULL, 0, &n), 100 * error(t, NULL, NULL, 1, &n));
+           ok, of, 100 * error(t, NULL, NULL, MODELED, &n, NULL), 100 * eh);
     printf("every figure modeled (analytic) or published: the same on any machine\n");
 }
 
 int cmd_validate(int argc, char **argv) {
-    static const struct option OPTS[] = { { "data", 1, 0, 'd' }, { "only", 1, 0, 'o' }, { "out", 1, 0, 'O' }, { "json", 0, 0, 'j' },
+    static const struct option OPTS[] = { { "data", 1, 0, 'd' }, { "only", 1, 0, 'o' }, { "out", 1, 0, 'O' }, { "json", 0, 0, 'j' }, { "full-trace", 0, 0, 'f' },
                                           { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *data = "tests/data/gpu_measurements.json", *only = NULL, *out = "traces/validate";
-    int c, json = 0;
+    int c, json = 0, full = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", OPTS, NULL)) != -1) {
@@ -173,6 +230,7 @@ int cmd_validate(int argc, char **argv) {
         case 'o': only = optarg; break;
         case 'O': out = optarg; break;
         case 'j': json = 1; break;
+        case 'f': full = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return stack_fail("validate: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
         }
@@ -180,7 +238,7 @@ int cmd_validate(int argc, char **argv) {
     if (optind != argc) return stack_fail("validate: unexpected argument '%s' (see --help)", argv[optind]);
     validate_table t;
     if (validate_load(data, &t)) return 1;
-    if (validate_run(&t, only, out)) { validate_free(&t); return 1; }
+    if (validate_run(&t, only, out, full)) { validate_free(&t); return 1; }
     const char **g = calloc(t.n, sizeof *g);
     if (!g) { validate_free(&t); return stack_fail("out of memory"); }
     int ng = gpus(&t, g);

@@ -6,6 +6,7 @@
 #include "labs/lab.h"
 #include "stack/stack.h"
 #include "layers/common/file.h"
+#include "trace/trace.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,16 +40,18 @@ int validate_load(const char *path, validate_table *t) {
     if (!t->row) { validate_free(t); return stack_fail("out of memory"); }
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
-        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len");
+        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len"), ms = num(o, "measured_first_token_ms");
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
                              .dtype = str(o, "dtype"), .kv_dtype = str(o, "kv_dtype"), .phase = str(o, "phase"),
-                             .engine = str(o, "engine"),
+                             .engine = str(o, "engine"), .source = str(cJSON_GetObjectItemCaseSensitive(o, "source"), "url"),
                              .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
-                             .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN };
+                             .first_token_ms = ms, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
+                             .loso = NAN };
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
+                        : !r->source ? "source.url: the address the figure was copied from (its source)"
                         : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
                         : !r->kv_dtype || (strcmp(r->kv_dtype, "fp16") && strcmp(r->kv_dtype, "bf16") && strcmp(r->kv_dtype, "fp8") &&
                                            strcmp(r->kv_dtype, "fp32")) ? "kv_dtype (the engine's KV cache): fp16, bf16, fp8 or fp32"
@@ -59,7 +62,10 @@ int validate_load(const char *path, validate_table *t) {
                         : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
                         : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
-                        : !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+                        : !isnan(ms) && (strcmp(r->phase, "prefill") || !isnan(r->measured) || !(ms > 0))
+                          ? "measured_first_token_ms: a prefill row's published latency (ms > 0), instead of measured_tokens_per_s"
+                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+        if (!bad && !isnan(ms)) r->measured = p / (ms * 1e-3);   /* a latency published: the prompt's tokens over it */
         if (bad) {
             stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
             validate_free(t);
@@ -76,47 +82,62 @@ void validate_free(validate_table *t) {
     memset(t, 0, sizeof *t);
 }
 
+/* A wave's modeled device time, split as validate_row's (waves per class,
+ * copies, launches). */
+typedef struct { double class_s[SIM_CLASSES], copy_s, launch_s; } wave_split;
+
 /* The modeled device time of a wave of B sequences, each P prompt ids and
- * tok tokens (a session of its own), as waves and launches: its prefill
- * steps (decode 0) or its step in which all B decode (decode 1). */
-static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, double *waves, double *launch) {
+ * tok tokens (a session of its own): its prefill steps (decode 0) or its
+ * step in which all B decode (decode 1). */
+static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, wave_split *w) {
     int64_t first;
     lab_query q;
     L->analytic_kv = r->kv_dtype;   /* the engine's KV cache, as the row ran it: what a step reads */
     int rc = lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first);
     L->analytic_kv = NULL;
     if (rc) return -1;
-    lab_args a = { .first = first, .last = first + r->batch - 1, .batch = r->batch };
-    if (lab_sql_open(L, &q, decode ? SQL_LAB4_BATCH : SQL_VALIDATE_PREFILL, a)) return -1;
+    lab_args a = { .first = first, .last = first + r->batch - 1, .batch = decode ? r->batch : 0 };
+    if (lab_sql_open(L, &q, SQL_VALIDATE_CLASSES, a)) return -1;
     lab_sql_next(&q);
-    double gpu = lab_col(&q, "gpu_s"), slices = lab_col(&q, decode ? "device_slices_per_step" : "device_slices");
+    double lat = L->gpu.launch_latency_s, n = lab_col(&q, "copy_n"), steps = lab_col(&q, "steps");
+    char col[40];
+    w->copy_s = lab_col(&q, "copy_s") - n * lat;
+    w->launch_s = n * lat;
+    for (int c = 0; c < SIM_CLASSES; c++) {
+        snprintf(col, sizeof col, "%s_n", SIM_CLASS_NAME[c]);
+        n = lab_col(&q, col);
+        snprintf(col, sizeof col, "%s_s", SIM_CLASS_NAME[c]);
+        w->class_s[c] = lab_col(&q, col) - n * lat;
+        w->launch_s += n * lat;
+    }
     if (lab_sql_close(&q)) return -1;
-    *launch = slices * L->gpu.launch_latency_s;
-    *waves = gpu - *launch;
-    return isnan(gpu) ? stack_fail("%s: no %s step in the trace", r->id, decode ? "decode" : "prefill") : 0;
+    return isnan(steps) || !(steps > 0) ? stack_fail("%s: no %s step in the trace", r->id, decode ? "decode" : "prefill") : 0;
 }
 
 /* One row's modeled time and tokens/s. A decode step is timed at the
  * middle of the generation (context P + G/2, what a mean over its steps
- * sees): a prompt of that many ids, then one step. */
+ * sees): a prompt of that many ids, then one step. E2e: the prefill gives
+ * the first token, gen_len - 1 steps the rest. */
 static int run_row(lab *L, validate_row *r) {
     char device[64];
-    double pw = 0, pl = 0, dw = 0, dl = 0, tokens;
+    wave_split p = { 0 }, d = { 0 };
     int prefill = strcmp(r->phase, "decode"), decode = strcmp(r->phase, "prefill");
     snprintf(device, sizeof device, "analytic:%s", r->gpu);
-    if (prefill && wave_time(L, r, device, r->prompt_len, 1, 0, &pw, &pl)) return -1;
+    if (prefill && wave_time(L, r, device, r->prompt_len, 1, 0, &p)) return -1;
     int mid = r->prompt_len + r->gen_len / 2 > 0 ? r->prompt_len + r->gen_len / 2 : 1;
-    if (decode && wave_time(L, r, device, mid, 2, 1, &dw, &dl)) return -1;
-    if (!strcmp(r->phase, "prefill")) tokens = (double)r->batch * r->prompt_len, r->waves_s = pw, r->launch_s = pl;
-    else if (!strcmp(r->phase, "decode")) tokens = r->batch, r->waves_s = dw, r->launch_s = dl;
-    else {   /* the prefill gives the first token, gen_len - 1 steps the rest */
-        tokens = (double)r->batch * r->gen_len;
-        r->waves_s = pw + (r->gen_len - 1) * dw;
-        r->launch_s = pl + (r->gen_len - 1) * dl;
+    if (decode && wave_time(L, r, device, mid, 2, 1, &d)) return -1;
+    double steps = !decode ? 0 : !prefill ? 1 : r->gen_len - 1;
+    r->int8_over_fp16 = L->gpu.peak.int8 / L->gpu.peak.fp16;
+    r->copy_s = p.copy_s + steps * d.copy_s;
+    r->launch_s = p.launch_s + steps * d.launch_s;
+    r->waves_s = r->copy_s;
+    for (int c = 0; c < SIM_CLASSES; c++) {
+        r->class_s[c] = p.class_s[c] + steps * d.class_s[c];
+        r->waves_s += r->class_s[c];
     }
-    r->modeled = tokens / (r->waves_s + r->launch_s);
+    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s);
     /* e: the waves over what the measured time leaves them after the launches */
-    double measured_s = tokens / r->measured;
+    double measured_s = validate_tokens(r) / r->measured;
     if (measured_s > r->launch_s) r->efficiency = r->waves_s / (measured_s - r->launch_s);
     return 0;
 }
@@ -131,43 +152,21 @@ double validate_median(double *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The median efficiency of the calibrate rows of a phase on gpu (NULL: any gpu). */
-static double efficiency(const validate_table *t, const char *gpu, const char *phase) {
-    double *e = malloc(t->n * sizeof *e), m;
-    int n = 0;
-    if (!e) return NAN;
-    for (int i = 0; i < t->n; i++) {
-        const validate_row *r = &t->row[i];
-        if (r->calibrate && !r->why[0] && !isnan(r->efficiency) && !strcmp(r->phase, phase) && (!gpu || !strcmp(r->gpu, gpu)))
-            e[n++] = r->efficiency;
-    }
-    m = validate_median(e, n);
-    free(e);
-    return m;
-}
-
-int validate_run(validate_table *t, const char *only, const char *out) {
+int validate_run(validate_table *t, const char *only, const char *out, int full) {
     lab L = { .n = 0, .tag = "validate", .quiet_runs = 1, .out = out, .quiet = 1 };
     int ran = 0;
     if (snprintf(L.db, sizeof L.db, "%s/validate.db", out) >= (int)sizeof L.db || stack_make_parent(L.db))
         return stack_fail("--out %s: cannot create the folder", out);
     unlink(L.db);   /* each validation starts a fresh database */
+    if (!full) sim_summarize(1), trace_mute(1u << L_RUNTIME | 1u << L_KERNELS | 1u << L_OPS);
     for (int i = 0; i < t->n; i++) {
         validate_row *r = &t->row[i];
         if (only && strcmp(only, r->id)) continue;
         ran++;
         if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
     }
+    sim_summarize(0);
+    trace_mute(0);
     if (!ran) return stack_fail("validate: no row %s", only ? only : "");
-    for (int i = 0; i < t->n; i++) {
-        validate_row *r = &t->row[i];
-        if (r->why[0] || isnan(r->modeled)) continue;
-        double e = efficiency(t, r->gpu, r->phase);
-        r->calibrated_from = "this gpu";
-        if (isnan(e)) e = efficiency(t, NULL, r->phase), r->calibrated_from = "other gpus";
-        double tokens = r->modeled * (r->waves_s + r->launch_s);
-        if (!isnan(e)) r->calibrated = tokens / (r->launch_s + r->waves_s / e);
-        else r->calibrated_from = NULL;
-    }
-    return 0;
+    return validate_fit_all(t);
 }

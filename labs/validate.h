@@ -10,35 +10,55 @@
  * rows marked `calibrate` (at most half), and the others are held out.
  *
  * The time of a row is split as the wave model made it: the launches
- * (each layer-1 slice's launch latency) and the waves (compute or memory).
- * Calibration divides the waves by an efficiency e = waves / (measured -
- * launches): the fraction of the modeled rate the measured engine reached
- * (of the bandwidth in decode, of the peak in prefill, a mix in e2e).
+ * (each layer-1 slice's launch latency) and the waves (compute or memory),
+ * and the waves per kernel class (sim.h: GEMMs bound by compute or by
+ * memory, attention in prefill and in decode, the elementwise rest).
+ * e = waves / (measured - launches) says how much of the modeled rate the
+ * measured engine reached as a whole; validate_fit.h fits one efficiency
+ * per kernel class and engine family to the calibrate rows, and again
+ * without each source in turn (leave-one-source-out).
  */
 #ifndef HIPATH_VALIDATE_H
 #define HIPATH_VALIDATE_H
 
+#include "layers/gpu/sim.h"
 #include <cjson/cJSON.h>
 
 /* One published figure, as run. Times are modeled device seconds for the
  * row's unit: a prefill of B prompts, a decode step of B sequences, or for
  * e2e the prefill and gen_len steps. */
 typedef struct {
-    const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine;   /* into the table's JSON */
+    const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine, *source;   /* into the table's JSON (source: its url) */
     int batch, prompt_len, gen_len, calibrate;
-    double measured;              /* tokens/s, published */
+    double measured;              /* tokens/s, published (or prompt_len over a published first-token latency) */
+    double first_token_ms;        /* that latency, when the row gives one (else NaN) */
     double waves_s, launch_s;     /* the modeled time, split */
+    double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
+    double copy_s;                /* and the copies' (the rest of waves_s) */
+    double int8_over_fp16;        /* the profile's int8 peak over its fp16 one */
     double modeled;               /* tokens/s from the datasheet profile */
     double efficiency;            /* calibrate rows: waves / (measured time - launches) */
-    double calibrated;            /* tokens/s with the profile's calibrated efficiency (held-out rows) */
-    const char *calibrated_from;  /* "this gpu" or "other gpus" (none calibrate this gpu and phase) */
+    double calibrated;            /* tokens/s with the kernel-class efficiencies fitted to the calibrate rows */
+    double loso;                  /* ... fitted to every row but its source's (leave-one-source-out) */
     char why[200];                /* a row that could not be run, and why ("" when it ran) */
 } validate_row;
+
+/* The kernel-class fit (validate_fit.c): a time multiplier x = 1 / e per
+ * column (a kernel class for one engine family or weight format), as
+ * x = exp(mu[class] + delta[column]), mu shared by the class's columns. */
+#define VALIDATE_CLASSES (SIM_CLASSES + 1)   /* sim's kernel classes and the launches */
+#define VALIDATE_COLUMNS 17
+typedef struct {
+    double mu[VALIDATE_CLASSES], delta[VALIDATE_COLUMNS];
+    int rows, iterations;
+    double rms;                   /* of the fitted rows' log(modeled / measured time) */
+} validate_fit;
 
 typedef struct {
     cJSON *doc;                   /* the table as read */
     validate_row *row;
     int n;
+    validate_fit fit;             /* fitted to the calibrate rows */
 } validate_table;
 
 /* Read the table at path. 0, or -1 (the reason printed). */
@@ -46,9 +66,19 @@ int validate_load(const char *path, validate_table *t);
 void validate_free(validate_table *t);
 
 /* Run each row (only: the one with that id, or NULL for all) on its
- * analytic profile, traces into out/validate.db; then calibrate and fill
- * modeled, efficiency, calibrated. 0, or -1 (the reason printed). */
-int validate_run(validate_table *t, const char *only, const char *out);
+ * analytic profile, traces into out/validate.db (full: every kernel a
+ * slice; else a summary per step and kernel class, the same figures);
+ * then fit and fill modeled, efficiency, calibrated, loso. 0, or -1 (the
+ * reason printed). */
+int validate_run(validate_table *t, const char *only, const char *out, int full);
+
+/* The tokens a row's time is for: B prompts' (prefill), one step's (decode), B x gen_len (e2e). */
+double validate_tokens(const validate_row *r);
+/* Fit the calibrate rows (t->fit, each row's calibrated), and each source
+ * left out in turn (each row's loso): validate_fit.c. 0, or -1 (the reason printed). */
+int validate_fit_all(validate_table *t);
+/* A row's tokens/s under fit f. */
+double validate_predict(const validate_fit *f, const validate_row *r);
 
 /* The median of v[0..n), which it sorts (NaN when n is 0). */
 double validate_median(double *v, int n);

@@ -215,6 +215,8 @@ void trace_series_slow(const trace_where *w, const char *name, int n, const uint
     publish(t, size, n);
 }
 
+void trace_mute(unsigned layers) { atomic_store(&trace_live.muted, layers); }
+
 uint64_t trace_flow_next(void) {
     return trace_enabled() ? atomic_fetch_add(&tracer.next_flow, 1) : 0;
 }
@@ -227,7 +229,7 @@ static void flow_record(trace_thread *t, int what, uint64_t id, int layer, int t
     publish(t, sizeof *f, 0);
 }
 static void flow_add(int what, uint64_t id, int layer, int track) {
-    trace_thread *t = trace_enabled() ? trace_self() : NULL;
+    trace_thread *t = trace_enabled() && !trace_muted(layer) ? trace_self() : NULL;
     if (t) flow_record(t, what, id, layer, track);
 }
 void trace_flow_out(uint64_t flow_id) { flow_add(FLOW_OUT, flow_id, 0, 0); }

@@ -109,6 +109,12 @@ void trace_flush_every(double seconds, uint64_t backlog);
  * nothing: a server can run for a day on a fixed disk. */
 void trace_keep_under(uint64_t bytes);
 
+/* A sweep's lighter trace: the layers in `layers` (bit L for layer L)
+ * record nothing, slices, counters nor arrows, until trace_mute(0).
+ * hipath validate mutes layers 2-4 while layer 1 writes its summaries
+ * (sim_summarize): what it reads, at a tenth of the events. */
+void trace_mute(unsigned layers);
+
 /* The timeline (clock.c, docs/timing.md): nanoseconds since trace_open().
  * On cpu and hip, the host's monotonic clock. Under sim and analytic
  * (trace_clock_virtual(1), set when such a device opens) it is virtual and
@@ -159,6 +165,7 @@ void trace_thread_name(const char *name);
  * so they are C only: the HIP backend (C++) only reads the clock. */
 #ifndef __cplusplus
 static inline int trace_enabled(void);   /* a trace is open */
+static inline int trace_muted(int layer);    /* its events dropped (trace_mute) */
 
 /* Slices. begin/end nest per (thread, layer, track). */
 static inline void trace_begin(trace_where w, const char *name, int nargs, const trace_arg *args);

@@ -35,6 +35,10 @@ TRACE_INLINE int trace_enabled(void) {
     return atomic_load_explicit(&trace_live.on, memory_order_relaxed);
 }
 
+TRACE_INLINE int trace_muted(int layer) {
+    return (unsigned)layer < 32 && atomic_load_explicit(&trace_live.muted, memory_order_relaxed) >> layer & 1;
+}
+
 /* The header of an n-byte record at `at`; trace_publish() makes it visible
  * to the drainer once the rest is written. */
 TRACE_INLINE trace_record *
@@ -104,6 +108,7 @@ trace_emit(int kind, const trace_where *w, const char *name, uint64_t ts, uint64
     uint32_t n = sizeof(trace_record) + (uint32_t)nargs * sizeof(trace_ring_arg);
     uint64_t head;
     trace_writer *t;
+    if (trace_muted(w->layer)) return;
     if (nargs < 0 || nargs > TRACE_MAX_ARGS || (nargs && !args) || strs ||
         !(t = trace_fast_writer(w, n, &head))) {
         /* copies, so that the caller's where and args never have their
@@ -161,7 +166,7 @@ TRACE_INLINE void trace_counter(trace_where w, const char *name, double value, u
 /* One record for n samples: the drainer hands them to the sinks one by one. */
 TRACE_INLINE void trace_counter_series(trace_where w, const char *name, int n, const uint64_t *ts_ns,
                                        const double *values) {
-    if (!trace_enabled() || n <= 0) return;
+    if (!trace_enabled() || n <= 0 || trace_muted(w.layer)) return;
     uint32_t size = sizeof(trace_record) + (uint32_t)n * sizeof(trace_sample);
     uint64_t head;
     trace_writer *t = n <= TRACE_MAX_SAMPLES ? trace_fast_writer(&w, size, &head) : NULL;

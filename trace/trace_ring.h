@@ -57,7 +57,7 @@ typedef struct {
 
 /* Internal to trace/, here for the inlined path. gen changes at every open
  * and close, so a thread's writer from an earlier run is never used. */
-extern struct trace_live { _Atomic int on, gen; } trace_live;
+extern struct trace_live { _Atomic int on, gen; _Atomic unsigned muted; } trace_live;   /* muted: bit L, layer L (trace_mute) */
 extern _Thread_local struct trace_mine { trace_writer *w; int gen; } trace_mine;
 
 #endif

@@ -3,6 +3,7 @@
 #include "layers/gpu/link.h"
 #include "trace/trace.h"
 #include <stdio.h>
+#include <string.h>
 
 int sim_model(const gpu_profile *p, int workgroups, int block, double flops, double bytes, double peak,
               sim_kernel *k, char *err, int errlen) {
@@ -20,15 +21,39 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
     if (!(peak > 0)) peak = p->peak.fp32;
     double t_compute = k->waves * (flops / G) / (peak / cus);
     double t_memory = bytes / (p->bandwidth * (G < cus ? G / cus : 1));
-    k->busy_s = t_compute > t_memory ? t_compute : t_memory;
+    k->compute_bound = t_compute > t_memory;
+    k->busy_s = k->compute_bound ? t_compute : t_memory;
     k->wave_s = k->busy_s / k->waves;
     k->total_s = k->busy_s + p->launch_latency_s;
     return 0;
 }
 
-static struct { gpu_profile p; int on, gpus, named; uint64_t free_ns; } D;
+const char *const SIM_CLASS_NAME[SIM_CLASSES] = { "gemm_compute", "gemm_memory", "attention_prefill", "attention_decode",
+                                                  "elementwise" };
 
-void sim_open(const gpu_profile *p, int gpus) { D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = 0; }
+enum sim_class sim_class_of(const char *kernel, const sim_kernel *k) {
+    if (!strcmp(kernel, "gemm") || !strcmp(kernel, "gemv")) return k->compute_bound ? SIM_GEMM_COMPUTE : SIM_GEMM_MEMORY;
+    if (!strcmp(kernel, "attention_prefill")) return SIM_ATTENTION_PREFILL;
+    if (!strcmp(kernel, "attention_decode")) return SIM_ATTENTION_DECODE;
+    return SIM_ELEMENTWISE;
+}
+
+/* A summarized step's kernels, per class (sim_summarize). */
+typedef struct { int64_t launches; uint64_t dur_ns; double flops, bytes; } sim_bin;
+
+static struct {
+    gpu_profile p;
+    int on, gpus, named, summarize;
+    uint64_t free_ns;
+    int binned;                   /* the bins hold kernels */
+    int64_t bin_step;             /* of this step */
+    uint64_t bin_t0;              /* its first kernel's start */
+    sim_bin bin[SIM_CLASSES];
+} D;
+
+void sim_open(const gpu_profile *p, int gpus) {
+    D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = 0; D.binned = 0;
+}
 const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
 
 /* Names are kept by pointer (trace.h): a table made once. One GPU keeps
@@ -56,9 +81,39 @@ static trace_where stream(int g, int64_t step) {
 static uint64_t ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
 static uint64_t start(uint64_t now) { return now > D.free_ns ? now : D.free_ns; }
 
+/* The bins as slices, one a class, back to back from the step's first
+ * kernel: their sum is the kernels' (their order is not). */
+static void summary_write(void) {
+    uint64_t t = D.bin_t0;
+    for (int c = 0; c < SIM_CLASSES && D.binned; c++) {
+        const sim_bin *b = &D.bin[c];
+        if (!b->launches) continue;
+        for (int g = 0; g < D.gpus; g++)
+            trace_slice(stream(g, D.bin_step), SIM_CLASS_NAME[c], t, b->dur_ns,
+                        TRACE_ARGS(TA_LIT("class", SIM_CLASS_NAME[c]), TA_INT("launches", b->launches),
+                                   TA_DBL("flops", b->flops), TA_DBL("bytes", b->bytes)));
+        t += b->dur_ns;
+    }
+    memset(D.bin, 0, sizeof D.bin);
+    D.binned = 0;
+}
+
+void sim_summarize(int on) {
+    summary_write();
+    D.summarize = on;
+}
+
+static void summary_add(int64_t step, enum sim_class c, uint64_t t0, uint64_t dur, double flops, double bytes) {
+    if (D.binned && step != D.bin_step) summary_write();
+    if (!D.binned) { D.binned = 1; D.bin_step = step; D.bin_t0 = t0; }
+    D.bin[c].launches++; D.bin[c].dur_ns += dur; D.bin[c].flops += flops; D.bin[c].bytes += bytes;
+}
+
 uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_kernel *k, double flops, double bytes,
                     uint64_t now) {
     uint64_t t0 = start(now), dur = ns(k->total_s);
+    enum sim_class c = sim_class_of(kernel, k);
+    if (D.summarize) { summary_add(step, c, t0, dur, flops, bytes); return D.free_ns = t0 + dur; }
     /* CU occupancy: every CU busy for all but the last wave */
     uint64_t wave = ns(k->wave_s), lat = ns(D.p.launch_latency_s);
     int full = k->waves > 1;
@@ -70,7 +125,7 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
         trace_slice(w, kernel, t0, dur,
                     TRACE_ARGS(TA_LIT("op", op), TA_INT("workgroups", k->workgroups), TA_INT("wavefronts", k->wavefronts),
                                TA_INT("waves", k->waves), TA_DBL("flops", flops), TA_DBL("bytes", bytes),
-                               TA_DBL("wave_s", k->wave_s)));
+                               TA_DBL("wave_s", k->wave_s), TA_LIT("class", SIM_CLASS_NAME[c])));
         trace_counter_series(w, cu_busy(g), 2 + full, ts, cus);
     }
     return D.free_ns = t0 + dur;
@@ -117,4 +172,7 @@ uint64_t sim_gather(const char *call, double bytes, int64_t step) {
     return D.free_ns = t0 + dur;
 }
 
-void sim_wait(void) { trace_clock_wait(D.free_ns); }
+void sim_wait(void) {
+    summary_write();   /* the step's kernels so far: the host has seen them end */
+    trace_clock_wait(D.free_ns);
+}

@@ -30,8 +30,17 @@
 typedef struct {
     int workgroups, wavefronts, waves;
     int cus_last;                 /* CUs busy in the last wave */
+    int compute_bound;            /* t_compute > t_memory: its peak, not the bandwidth, sets its time */
     double wave_s, busy_s, total_s;
 } sim_kernel;
+
+/* A kernel's class, what one efficiency covers when hipath validate fits
+ * the model to published measurements (labs/validate.h): matmuls by which
+ * bound sets their time, attention by phase (prefill's FLOPs, decode's KV
+ * reads), and the rest (norms, RoPE, SwiGLU, adds, embedding, KV appends). */
+enum sim_class { SIM_GEMM_COMPUTE, SIM_GEMM_MEMORY, SIM_ATTENTION_PREFILL, SIM_ATTENTION_DECODE, SIM_ELEMENTWISE, SIM_CLASSES };
+extern const char *const SIM_CLASS_NAME[SIM_CLASSES];   /* "gemm_compute", ... */
+enum sim_class sim_class_of(const char *kernel, const sim_kernel *k);
 
 /* Model one launch. 0, or -1 with a reason (a profile without peak,
  * bandwidth or CUs, or an empty grid). */
@@ -63,5 +72,12 @@ uint64_t sim_all_reduce(const char *call, double bytes, int64_t step);
 uint64_t sim_gather(const char *call, double bytes, int64_t step);
 /* The host waits for the stream: the timeline jumps to its end. */
 void     sim_wait(void);
+/* A sweep's lighter trace (on 1): a step's kernels are not each a slice
+ * and a CU-occupancy series, but one slice per kernel class (arg `class`),
+ * its duration the sum of theirs, its args their launches, FLOPs and bytes.
+ * Sums per step are the same as the kernels' (v_steps.gpu_ns); copies and
+ * collectives stay slices of their own. Written when the step changes and
+ * when the host waits. */
+void     sim_summarize(int on);
 
 #endif

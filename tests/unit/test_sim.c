@@ -109,6 +109,27 @@ static void refuses_bad_profiles(void **state) {
     assert_int_equal(sim_model(&p, 0, 256, 1, 1, p.peak.fp32, &k, err, sizeof err), -1);
 }
 
+/* A kernel's class (what one efficiency of hipath validate's fit covers):
+ * a matmul by the bound that set its time, worked above: 2 workgroups
+ * reading 96 MB are memory-bound, 192 computing 192 GFLOP compute-bound;
+ * attention by phase; anything else elementwise. */
+static void kernel_classes(void **state) {
+    (void)state;
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    assert_int_equal(sim_model(&p, 2, 256, 2e9, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_false(k.compute_bound);
+    assert_int_equal(sim_class_of("gemv", &k), SIM_GEMM_MEMORY);
+    assert_int_equal(sim_class_of("attention_decode", &k), SIM_ATTENTION_DECODE);
+    assert_int_equal(sim_class_of("rmsnorm", &k), SIM_ELEMENTWISE);
+    assert_int_equal(sim_model(&p, 192, 64, 192e9, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_true(k.compute_bound);
+    assert_int_equal(sim_class_of("gemm", &k), SIM_GEMM_COMPUTE);
+    assert_int_equal(sim_class_of("attention_prefill", &k), SIM_ATTENTION_PREFILL);
+    assert_string_equal(SIM_CLASS_NAME[SIM_GEMM_COMPUTE], "gemm_compute");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(small_grid_one_wave),
@@ -116,6 +137,7 @@ int main(void) {
         cmocka_unit_test(wavefronts_from_geometry),
         cmocka_unit_test(matmul_at_its_dtypes_peak),
         cmocka_unit_test(refuses_bad_profiles),
+        cmocka_unit_test(kernel_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,6 +297,31 @@ static void test_long_string_arg(void **state) {
     sqlite3_close(db);
 }
 
+/* trace_mute: the muted layers record nothing, slices, counters nor
+ * series; the others go on; trace_mute(0) lets them all through again. */
+static void test_mute(void **state) {
+    (void)state;
+    char err[256];
+    trace_run_info ri = info(path("mute.db"), NULL);
+    assert_int_equal(trace_open(&ri, err, sizeof err), 0);
+    trace_mute(1u << L_KERNELS | 1u << L_OPS);
+    assert_true(trace_muted(L_OPS) && !trace_muted(L_GPU));
+    trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "op", 10, 5, 0, NULL);
+    trace_slice(W(L_KERNELS, DIR_DOWN, 1, 0), "launch", 10, 5, 0, NULL);
+    trace_counter(W(L_OPS, DIR_DOWN, 1, 0), "count", 1, 10);
+    trace_counter_series(W(L_KERNELS, DIR_DOWN, 1, 0), "busy", 2, (uint64_t[]){ 10, 20 }, (double[]){ 1, 0 });
+    trace_slice(W(L_GPU, DIR_DOWN, 1, 1), "kernel", 10, 5, 0, NULL);
+    trace_mute(0);
+    trace_slice(W(L_OPS, DIR_DOWN, 1, 0), "op", 20, 5, 0, NULL);
+    assert_int_equal(trace_close(err, sizeof err), 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path("mute.db"), &db), SQLITE_OK);
+    assert_string_equal(qs(db, "SELECT group_concat(name || '@' || layer || ':' || ts_ns) FROM (SELECT * FROM slices ORDER BY layer, ts_ns)"),
+                        "kernel@1:10,op@4:20");
+    assert_int_equal(q(db, "SELECT count(*) FROM counters"), 0);
+    sqlite3_close(db);
+}
+
 /* An event; every third thread also leaves a flow waiting when it exits. */
 static void *one_event(void *arg) {
     trace_instant(W(L_CLIENT, DIR_NONE, (intptr_t)arg, 0), "conn", 0, NULL);
@@ -694,6 +719,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_two_runs_one_db),
         cmocka_unit_test(test_args_past_max),
         cmocka_unit_test(test_long_string_arg),
+        cmocka_unit_test(test_mute),
         cmocka_unit_test(test_short_lived_threads),
         cmocka_unit_test(test_flow_waits_for_its_layer),
         cmocka_unit_test(test_schema_refusal),

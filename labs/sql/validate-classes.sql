@@ -1,0 +1,36 @@
+-- validate-classes.sql -- hipath validate: the device time of requests :first
+-- to :last of run :run, per kernel class (layer 1's arg `class`, sim.h):
+-- with :batch = 0 summed over their prefill steps, else averaged over their
+-- decode steps in which all :batch of them decoded. A class's seconds
+-- include its launches' latency; `copy` is what has no class (the copies);
+-- a summary slice (sim_summarize) counts as its arg `launches`, a kernel as 1.
+--
+-- In the sqlite3 shell, on a trace of hipath validate (traces/validate/validate.db):
+--   .param set :run 1
+--   .param set :first 2
+--   .param set :last 2
+--   .param set :batch 0
+--   .read labs/sql/validate-classes.sql
+WITH st AS (
+  SELECT step FROM v_steps WHERE run_id = :run AND slice_id IN
+    (SELECT slice_id FROM v_step_requests WHERE run_id = :run AND request BETWEEN :first AND :last)
+    AND CASE WHEN :batch = 0 THEN n_prefill > 0 ELSE n_prefill = 0 AND n_decode = :batch END),
+k AS (
+  SELECT coalesce(json_extract(args, '$.class'), 'copy') AS class, dur_ns / 1e9 AS s,
+         coalesce(json_extract(args, '$.launches'), 1) AS n
+  FROM slices WHERE run_id = :run AND layer = 1 AND track <= 1 AND kind = 'slice' AND step IN (SELECT step FROM st)),
+per AS (SELECT count(*) AS steps, CASE WHEN :batch = 0 THEN 1.0 ELSE 1.0 / max(1, count(*)) END AS w FROM st)
+SELECT steps,
+  w * sum(CASE WHEN class = 'gemm_compute' THEN s ELSE 0 END) AS gemm_compute_s,
+  w * sum(CASE WHEN class = 'gemm_compute' THEN n ELSE 0 END) AS gemm_compute_n,
+  w * sum(CASE WHEN class = 'gemm_memory' THEN s ELSE 0 END) AS gemm_memory_s,
+  w * sum(CASE WHEN class = 'gemm_memory' THEN n ELSE 0 END) AS gemm_memory_n,
+  w * sum(CASE WHEN class = 'attention_prefill' THEN s ELSE 0 END) AS attention_prefill_s,
+  w * sum(CASE WHEN class = 'attention_prefill' THEN n ELSE 0 END) AS attention_prefill_n,
+  w * sum(CASE WHEN class = 'attention_decode' THEN s ELSE 0 END) AS attention_decode_s,
+  w * sum(CASE WHEN class = 'attention_decode' THEN n ELSE 0 END) AS attention_decode_n,
+  w * sum(CASE WHEN class = 'elementwise' THEN s ELSE 0 END) AS elementwise_s,
+  w * sum(CASE WHEN class = 'elementwise' THEN n ELSE 0 END) AS elementwise_n,
+  w * sum(CASE WHEN class = 'copy' THEN s ELSE 0 END) AS copy_s,
+  w * sum(CASE WHEN class = 'copy' THEN n ELSE 0 END) AS copy_n
+FROM k, per;
