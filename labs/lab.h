@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LAB_COUNT 8
+#define LAB_COUNT 9
 #define NA NAN              /* a row's empty predicted or measured cell */
 #define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
 #define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
@@ -54,6 +54,7 @@ typedef struct {
     int printed, quiet;         /* quiet: rows go to the files only */
     int json;                   /* --json: no table; the JSON on stdout at the end */
     const char *analytic_kv;    /* lab_engine_waves' analytic KV dtype (NULL: fp32, hipath's) */
+    cJSON *runs;                /* lab 9: each run's requests, their times (labN.json's "runs") */
 } lab;
 
 /* Lab n with its files in out (NULL: labs/out/labN); with json, the JSON
@@ -68,6 +69,7 @@ int lab5(lab *L);
 int lab6(lab *L);
 int lab7(lab *L);
 int lab8(lab *L);
+int lab9(lab *L);
 
 /* ---- rows ---- */
 
