@@ -466,6 +466,8 @@ int lab9(lab *L) {
     char err[512];
     model md;
     fprintf(stderr, "hipath lab 9: Llama-3-8B on %s, modeled throughout (not --device %s, not --model)\n", H100, L->device);
+    snprintf(L->device, sizeof L->device, "%s", H100);   /* labN.json's device and profile: the one every figure is of */
+    snprintf(L->profile, sizeof L->profile, "%s", strchr(H100, ':') + 1);
     if (sample(L) || stack_device(&L->st, H100, err, sizeof err)) return -1;
     L->gpu = rt_device_now()->prof;
     int rc = model_load_analytic(&md, LLAMA3_8B, "bf16", "bf16", err, sizeof err) ? stack_fail("%s", err) : 0;
