@@ -321,7 +321,9 @@ static int part_b(lab *L, const model *md, const step_model *m) {
             t_long += ts;
             stall = fmax(stall, ts);
         }
-        double s = fmin(1, n_long * t_long / span), tpot_max = (fmin(B_REPLY - 1, steps) * t_long / steps + fmax(0, B_REPLY - 1 - steps) * t_dec) / (B_REPLY - 1);
+        /* the share of chats that arrive during a long prefill (TTFT), or whose reply overlaps one (TPOT) */
+        double s = fmin(1, n_long * t_long / span), s_reply = fmin(1, n_long * (t_long + (B_REPLY - 1) * t_dec) / span),
+               tpot_max = (fmin(B_REPLY - 1, steps) * t_long / steps + fmax(0, B_REPLY - 1 - steps) * t_dec) / (B_REPLY - 1);
         L->pt = (lab_point){ "llama-3-8b", H100, "bf16", "bf16", budget, B_P, B_P + B_REPLY };
         lab_row(L, "stall_max", "s", stall, f.itl_max, "the step holding the long prompt's last chunk (its whole prompt unchunked): t_step",
                 "the longest gap between two tokens of a chat (modeled)", name);
@@ -330,10 +332,11 @@ static int part_b(lab *L, const model *md, const step_model *m) {
             char q[32];
             snprintf(q, sizeof q, "ttft_p%.0f", PCT[p]);
             lab_row(L, q, "s", exposed(PCT[p] / 100, s, t_own, t_long), f.ttft[p],
-                    "its own prefill step + a share s = longs x their prefill / span waits up to a long prefill", "chats' TTFT, nearest rank (modeled)", name);
+                    "its own prefill step; a share s = longs x their prefill / span waits up to a long prefill", "chats' TTFT, nearest rank (modeled)", name);
             snprintf(q, sizeof q, "tpot_p%.0f", PCT[p]);
-            lab_row(L, q, "s", exposed(PCT[p] / 100, s, t_dec, tpot_max - t_dec), f.tpot[p],
-                    "the decode step + a share s shares up to every step of a long prefill", "chats' TPOT, nearest rank (modeled)", name);
+            lab_row(L, q, "s", exposed(PCT[p] / 100, s_reply, t_dec, tpot_max - t_dec), f.tpot[p],
+                    "the decode step; a share s' = longs x (their prefill + a reply's decode steps) / span shares up to every step of a long prefill",
+                    "chats' TPOT, nearest rank (modeled)", name);
         }
         result_free(&res);
     }

@@ -131,6 +131,11 @@ for r in runs["b"]:
     s = min(1, len(longs) * t_long / span)
     t_own = t_step(P + B, pairs_of(0, P), B * (P + reply / 2), B + 1)
     check(close(row("ttft_p99", name, prompt=256)["predicted"], t_own + t_long * max(0, (0.99 - (1 - s)) / s), 1e-3), f"{name}: ttft_p99 predicted")
+    steps = math.ceil(Pl / chunk)
+    t_dec = t_step(B, 0, B * (P + reply / 2), B)
+    s2 = min(1, len(longs) * (t_long + (reply - 1) * t_dec) / span)
+    worst = (min(reply - 1, steps) * t_long / steps + max(0, reply - 1 - steps) * t_dec) / (reply - 1)
+    check(close(row("tpot_p99", name, prompt=256)["predicted"], t_dec + (worst - t_dec) * max(0, (0.99 - (1 - s2)) / s2), 1e-3), f"{name}: tpot_p99 predicted")
 
 # (c) prefix caching: hit rate in tokens, TTFT
 for r in runs["c"]:
