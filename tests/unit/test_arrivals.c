@@ -19,21 +19,31 @@
 enum { N = 2, TOK = 4 };
 static const int PROMPT[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
 
+/* A run of two requests: their arrivals and times, the run's figures, the
+ * device time modeled while it ran. */
+static struct {
+    model m;
+    request r[N];
+    arrival a[N];
+    double times[N][TOK], dev_s;
+    arrivals_stats s;
+    char err[256];
+} F;
+
 /* Two requests of 8 ids and TOK tokens, arriving at t0 and t1, through an
- * engine of m; their times into a[], the run's into s. */
-static int two(const model *m, double t0, double t1, arrival a[N], double times[N][TOK], arrivals_stats *s, double *dev_s, char *err, int errlen) {
-    static request r[N];
+ * engine of F.m. arrivals_run's result. */
+static int two(double t0, double t1) {
     engine e;
     engine_opts o = { .max_num_batched_tokens = 64, .max_num_seqs = 4, .kv_tokens = 256 };
     const double at[N] = { t0, t1 };
     for (int i = 0; i < N; i++) {
-        r[i] = (request){ .id = i + 1, .prompt = PROMPT, .n_prompt = 8, .max_tokens = TOK };
-        a[i] = (arrival){ .r = &r[i], .t_arrive = at[i], .t_token = times[i] };
+        F.r[i] = (request){ .id = i + 1, .prompt = PROMPT, .n_prompt = 8, .max_tokens = TOK };
+        F.a[i] = (arrival){ .r = &F.r[i], .t_arrive = at[i], .t_token = F.times[i] };
     }
-    assert_int_equal(engine_init(&e, m, &o, err, errlen), 0);
+    assert_int_equal(engine_init(&e, &F.m, &o, F.err, sizeof F.err), 0);
     uint64_t dev0 = rt_modeled_ns();
-    int rc = arrivals_run(&e, a, N, s, err, errlen);
-    *dev_s = (rt_modeled_ns() - dev0) * 1e-9;
+    int rc = arrivals_run(&e, F.a, N, &F.s, F.err, sizeof F.err);
+    F.dev_s = (rt_modeled_ns() - dev0) * 1e-9;
     engine_free(&e);
     return rc;
 }
@@ -43,51 +53,40 @@ static int two(const model *m, double t0, double t1, arrival a[N], double times[
  * 10 s; the clock's busy part is the device time the steps modeled. */
 static void modeled_clock_jumps_over_idle(void **state) {
     (void)state;
-    char err[256];
-    model m;
-    arrival a[N];
-    double times[N][TOK];
-    arrivals_stats s;
-    assert_int_equal(backend_open("analytic:h100", err, sizeof err), 0);
-    assert_int_equal(model_load_analytic(&m, "labs/configs/smollm2-135m.config.json", "bf16", "bf16", err, sizeof err), 0);
-    double dev_s;
-    assert_int_equal(two(&m, 0, 10, a, times, &s, &dev_s, err, sizeof err), 0);
-    assert_true(s.modeled);
-    assert_int_equal(s.steps, 2 * TOK);
-    assert_int_equal(s.max_seqs, 1);
+    const arrival *a = F.a;
+    assert_int_equal(backend_open("analytic:h100", F.err, sizeof F.err), 0);
+    assert_int_equal(model_load_analytic(&F.m, "labs/configs/smollm2-135m.config.json", "bf16", "bf16", F.err, sizeof F.err), 0);
+    assert_int_equal(two(0, 10), 0);
+    assert_true(F.s.modeled);
+    assert_int_equal(F.s.steps, 2 * TOK);
+    assert_int_equal(F.s.max_seqs, 1);
     assert_int_equal(a[0].n_token, TOK);
     assert_int_equal(a[1].n_token, TOK);
-    assert_true(dev_s > 0 && fabs(s.busy_s - dev_s) < 1e-9);
+    assert_true(F.dev_s > 0 && fabs(F.s.busy_s - F.dev_s) < 1e-9);
     assert_true(a[0].t_token[0] > 0 && a[0].t_finish < 10);
     assert_true(a[1].t_token[0] > 10);
     assert_true(fabs((a[1].t_finish - 10) - (a[0].t_finish - 0)) < 1e-9);   /* the same work, the same modeled time */
-    assert_true(fabs(s.t - a[1].t_finish) < 1e-12 && fabs(s.t - 10 - s.busy_s / 2) < 1e-9);
+    assert_true(fabs(F.s.t - a[1].t_finish) < 1e-12 && fabs(F.s.t - 10 - F.s.busy_s / 2) < 1e-9);
     for (int i = 0; i < N; i++)
         for (int k = 1; k < TOK; k++) assert_true(a[i].t_token[k] > a[i].t_token[k - 1]);
-    assert_int_equal(s.computed_tokens, 2 * (8 + TOK - 1));
+    assert_int_equal(F.s.computed_tokens, 2 * (8 + TOK - 1));
     /* out of order: refused, nothing submitted */
-    assert_int_equal(two(&m, 1, 0, a, times, &s, &dev_s, err, sizeof err), -1);
-    assert_non_null(strstr(err, "before"));
-    model_free(&m);
+    assert_int_equal(two(1, 0), -1);
+    assert_non_null(strstr(F.err, "before"));
+    model_free(&F.m);
     backend_close();
 }
 
 /* cpu: measured; B arrives 0.2 s after A and is not served before then. */
 static void measured_clock_waits_for_arrivals(void **state) {
     (void)state;
-    char err[256];
-    model m;
-    arrival a[N];
-    double times[N][TOK];
-    arrivals_stats s;
-    assert_int_equal(backend_open("cpu", err, sizeof err), 0);
-    if (model_load(&m, "models/tiny-hi", err, sizeof err)) { backend_close(); skip(); }
-    double dev_s;
-    assert_int_equal(two(&m, 0, 0.2, a, times, &s, &dev_s, err, sizeof err), 0);
-    assert_false(s.modeled);
-    assert_true(a[1].t_token[0] >= 0.2 && s.t >= 0.2 && s.busy_s < s.t);
-    assert_int_equal(a[1].n_token, TOK);
-    model_free(&m);
+    assert_int_equal(backend_open("cpu", F.err, sizeof F.err), 0);
+    if (model_load(&F.m, "models/tiny-hi", F.err, sizeof F.err)) { backend_close(); skip(); }
+    assert_int_equal(two(0, 0.2), 0);
+    assert_false(F.s.modeled);
+    assert_true(F.a[1].t_token[0] >= 0.2 && F.s.t >= 0.2 && F.s.busy_s < F.s.t);
+    assert_int_equal(F.a[1].n_token, TOK);
+    model_free(&F.m);
     backend_close();
 }
 
