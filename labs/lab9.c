@@ -59,7 +59,7 @@ static int *prompt_ids(int n, int shared, int who) {
 }
 
 /* A request of P ids (the first `shared` common to all) arriving at t, a reply of n_reply. 0, or -1. */
-static int job_make(spec *j, int P, int shared, int who, int n_reply, int max_tokens, double t) {
+static int spec_make(spec *j, int P, int shared, int who, int n_reply, int max_tokens, double t) {
     *j = (spec){ .ids = prompt_ids(P, shared, who), .reply = malloc(n_reply * sizeof(int)), .n_prompt = P, .n_reply = n_reply,
                 .max_tokens = max_tokens, .t_arrive = t };
     for (int k = 0; j->reply && k < n_reply; k++) j->reply[k] = k == n_reply - 1 ? STOP_ID : WORD;
@@ -227,7 +227,7 @@ enum { A_N = 48, A_P = 512, A_REPLY = 128, A_CAP = 1024, A_POOL = 16384 };
 
 static int part_a(lab *L, const model *md, const step_model *m) {
     spec jobs[A_N];
-    for (int i = 0; i < A_N; i++) if (job_make(&jobs[i], A_P, 0, i, A_REPLY, A_CAP, 0)) return -1;
+    for (int i = 0; i < A_N; i++) if (spec_make(&jobs[i], A_P, 0, i, A_REPLY, A_CAP, 0)) return -1;
     int blocks = A_POOL / BS, rc = 0;
     for (int optimistic = 0; optimistic < 2 && !rc; optimistic++) {
         workload w = { optimistic ? "optimistic + preemption" : "reserve worst case", vllm_opts(A_POOL), jobs, A_N, 0 };
@@ -295,7 +295,7 @@ static int part_b(lab *L, const model *md, const step_model *m) {
     for (int i = 0; i < B_N; i++) {
         t += next_gap(B_RATE);
         int lng = i % B_EVERY == B_EVERY / 2;
-        if (job_make(&jobs[i], lng ? B_LONG : B_P, 0, i, lng ? B_LONG_REPLY : B_REPLY, lng ? B_LONG_REPLY : B_REPLY, t)) return -1;
+        if (spec_make(&jobs[i], lng ? B_LONG : B_P, 0, i, lng ? B_LONG_REPLY : B_REPLY, lng ? B_LONG_REPLY : B_REPLY, t)) return -1;
     }
     double span = t, n_long = B_N / B_EVERY, chat_rate = (B_N - n_long) / span, B = chats_decoding(m, chat_rate),
            t_dec = t_step(m, B, 0, B * (B_P + B_REPLY / 2.0), B), t_own = t_step(m, B_P + B, pairs_of(0, B_P), B * (B_P + B_REPLY / 2.0), B + 1);
@@ -353,7 +353,7 @@ static int part_c(lab *L, const model *md, const step_model *m) {
     spec jobs[C_N];
     double t = 0;
     rng = 0x2545f4914f6cdd1du;
-    for (int i = 0; i < C_N; i++) { t += next_gap(C_RATE); if (job_make(&jobs[i], C_SYSTEM + C_USER, C_SYSTEM, i, C_REPLY, C_REPLY, t)) return -1; }
+    for (int i = 0; i < C_N; i++) { t += next_gap(C_RATE); if (spec_make(&jobs[i], C_SYSTEM + C_USER, C_SYSTEM, i, C_REPLY, C_REPLY, t)) return -1; }
     int rc = 0, P = C_SYSTEM + C_USER, hit = C_SYSTEM / BS * BS;
     for (int on = 0; on < 2 && !rc; on++) {
         workload w = { on ? "prefix caching on" : "prefix caching off", vllm_opts(B_POOL), jobs, C_N, 0 };
@@ -404,7 +404,7 @@ static int part_d(lab *L, const model *md, const step_model *m) {
         spec *jobs = calloc(n, sizeof *jobs);
         if (!jobs) return stack_fail("out of memory");
         rng = 0xd1b54a32d192ed03u + k;
-        for (int i = 0; i < n && !rc; i++) { t += next_gap(rate); rc = job_make(&jobs[i], D_P, 0, i, D_REPLY, D_REPLY, t); }
+        for (int i = 0; i < n && !rc; i++) { t += next_gap(rate); rc = spec_make(&jobs[i], D_P, 0, i, D_REPLY, D_REPLY, t); }
         char name[64];
         snprintf(name, sizeof name, "%.0f requests/s", rate);
         workload w = { name, vllm_opts(D_POOL), jobs, n, 0 };
@@ -449,19 +449,19 @@ static int sample(lab *L) {
     model md;
     spec jobs[S_N];
     if (lab_trace_begin(L, H100, LLAMA3_8B)) return -1;
-    int rc = model_load_analytic(&md, LLAMA3_8B, "bf16", "bf16", err, sizeof err) ? stack_fail("%s", err) : 0;
-    for (int i = 0; i < S_N && !rc; i++)
-        rc = i == 1 ? job_make(&jobs[i], S_LONG, 0, i, S_REPLY, S_REPLY, 0.005 * i)
-                    : job_make(&jobs[i], S_SYSTEM + S_USER, S_SYSTEM, i, S_REPLY, S_REPLY, 0.005 * i);
+    int loaded = !model_load_analytic(&md, LLAMA3_8B, "bf16", "bf16", err, sizeof err), rc = loaded ? 0 : stack_fail("%s", err), made = 0;
+    for (; made < S_N && !rc; made++)   /* request 2 the long prompt, the others chats of one system prompt, 5 ms apart */
+        rc = made == 1 ? spec_make(&jobs[made], S_LONG, 0, made, S_REPLY, S_REPLY, 0.005 * made)
+                       : spec_make(&jobs[made], S_SYSTEM + S_USER, S_SYSTEM, made, S_REPLY, S_REPLY, 0.005 * made);
     if (!rc) {
         workload w = { "traced sample", vllm_opts(S_POOL), jobs, S_N, 0 };
         w.o.max_num_batched_tokens = 512;
         result res;
         rc = run(&md, &w, &res);
         result_free(&res);
-        jobs_free(jobs, S_N);
-        model_free(&md);
     }
+    jobs_free(jobs, made);
+    if (loaded) model_free(&md);
     return lab_trace_end(L) || rc ? -1 : 0;
 }
 

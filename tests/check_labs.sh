@@ -5,8 +5,8 @@
 # with --json, draws its chart where matplotlib is (and says in one line,
 # exit 0, where it is not), prints its 'done' line after the table and
 # leaves its database as one file; lab 1's counts against the config read
-# here; lab 9's figures recomputed from its requests (tests/check_lab9.py); every figure the answer keys quote against this run
-# (tests/check_lab_keys.py); each labs/sql/ query, and each SQL block of the
+# here; lab 9's figures recomputed from its requests (tests/check_lab9.py);
+# every figure the answer keys quote against this run (tests/check_lab_keys.py); each labs/sql/ query, and each SQL block of the
 # sheets, run by hand in the sqlite3 shell; lab 7's by-hand 2x profile made
 # without lab 7; lab 8's JSON the same twice. `run --analytic`: the 14B
 # model on a W7900 traces as analytic (every layer-1 slice modeled, weights

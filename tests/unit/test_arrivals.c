@@ -77,14 +77,16 @@ static void modeled_clock_jumps_over_idle(void **state) {
     backend_close();
 }
 
-/* cpu: measured; B arrives 0.2 s after A and is not served before then. */
+/* cpu: measured (nothing here depends on how fast the host is); B arrives
+ * 0.2 s after A and is not served before then. */
 static void measured_clock_waits_for_arrivals(void **state) {
     (void)state;
     assert_int_equal(backend_open("cpu", F.err, sizeof F.err), 0);
     if (model_load(&F.m, "models/tiny-hi", F.err, sizeof F.err)) { backend_close(); skip(); }
     assert_int_equal(two(0, 0.2), 0);
     assert_false(F.s.modeled);
-    assert_true(F.a[1].t_token[0] >= 0.2 && F.s.t >= 0.2 && F.s.busy_s < F.s.t);
+    assert_true(F.a[1].t_token[0] >= 0.2 && F.s.t >= 0.2);
+    assert_true(F.a[0].t_finish >= 0.2 || F.s.busy_s < F.s.t);   /* idle time is not a step's: whatever the host's speed */
     assert_int_equal(F.a[1].n_token, TOK);
     model_free(&F.m);
     backend_close();
