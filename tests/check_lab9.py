@@ -3,11 +3,13 @@
 from the C that printed them: every percentile, hit rate, goodput, preemption
 and recompute count from the requests' own times and counts (the JSON's
 "runs"), and every prediction from the model's config and the H100's profile
-by the formulas labs/lab9-scheduler.md states. Percentiles by nearest rank:
+by the formulas labs/lab9-scheduler.md states; and the traced sample
+(lab9.db) as the key's question 8 reads it. Percentiles by nearest rank:
 the ceil(p n / 100)-th smallest. Prints `N passed, N failed`; exit 1 on any
 failure."""
 import json
 import math
+import sqlite3
 import sys
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
@@ -170,6 +172,23 @@ rate_slo = min((1 - (M["weights"] + M["launches"]) / slo) / work_a, (1 - M["laun
 check(close(row("slo_rate", "")["predicted"], rate_slo, 1e-6), f"slo_rate predicted {rate_slo}")
 best = max([r["rate"] for r in runs["d"] if row("goodput", r["name"])["measured"] >= 0.9 * r["rate"]], default=0)
 check(row("slo_rate", "")["measured"] == best, f"slo_rate measured {best}")
+
+# The traced sample (lab9.db, run 1): the sheet's question 8 and its SQL.
+db = sqlite3.connect(sys.argv[1].replace(".json", ".db"))
+steps = db.execute("SELECT tokens, n_prefill FROM v_steps WHERE run_id = 1").fetchall()
+check(steps and max(t for t, _ in steps) <= 512, f"sample: every step within the budget of 512 ids ({max(t for t, _ in steps)})")
+check(sum(p > 0 for _, p in steps) >= 3, "sample: the long prompt prefilled over several steps")
+ev = db.execute("SELECT request, name, args FROM slices WHERE run_id = 1 AND layer = 6 AND name IN ('preempt', 'resume', 'prefix_cache_hit') "
+                "ORDER BY ts_ns").fetchall()
+pre = [(r, json.loads(a)) for r, n, a in ev if n == "preempt"]
+res = [(r, json.loads(a)) for r, n, a in ev if n == "resume"]
+check(len(pre) == 1 and [r for r, _ in res] == [r for r, _ in pre], f"sample: one request preempted and resumed: {pre} {res}")
+if pre and res:
+    p, q = pre[0][1], res[0][1]
+    check((p["computed_tokens"], p["generated"], q["tokens"], q["cached_tokens"], q["chunk"]) == (320, 1, 321, 288, 33),
+          f"sample: the key's question 8: preempted at 320 ids and 1 token, resumed with 288 of 321 cached, 33 computed: {p} {q}")
+hits = sorted(r for r, n, _ in ev if n == "prefix_cache_hit")
+check(set(hits) == {3, 4, 5, 6, 7}, f"sample: every chat but the first finds the system prompt: {hits}")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
