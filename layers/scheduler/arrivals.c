@@ -26,7 +26,7 @@ int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int
         for (; next < n && a[next].t_arrive <= s->t; next++) {
             a[next].n_token = 0;
             a[next].t_finish = NAN;
-            if (engine_submit(e, a[next].r, err, errlen) != SUBMIT_OK) return -1;
+            if (engine_submit(e, a[next].r, err, errlen) != SUBMIT_OK) { engine_stop(e); return -1; }   /* the others cancelled */
             left++;
         }
         if (!left) {   /* idle: on to the next arrival */

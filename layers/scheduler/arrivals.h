@@ -38,7 +38,8 @@ typedef struct {
 
 /* Run a[0..n), in order of t_arrive, through e (an engine stepped by no
  * other thread) until every one has left; the clock starts at 0. 0, or -1
- * with a one-line reason (arrivals out of order, a request refused). */
+ * with a one-line reason: arrivals out of order (nothing submitted), or a
+ * request refused (those already in the engine cancelled, engine_stop). */
 int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int errlen);
 
 #endif

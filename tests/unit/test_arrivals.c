@@ -30,14 +30,14 @@ static struct {
     char err[256];
 } F;
 
-/* Two requests of 8 ids and TOK tokens, arriving at t0 and t1, through an
- * engine of F.m. arrivals_run's result. */
-static int two(double t0, double t1) {
+/* Two requests of 8 ids, TOK tokens (B asks for tok_b), arriving at t0
+ * and t1, through an engine of F.m. arrivals_run's result. */
+static int two(double t0, double t1, int tok_b) {
     engine e;
     engine_opts o = { .max_num_batched_tokens = 64, .max_num_seqs = 4, .kv_tokens = 256 };
     const double at[N] = { t0, t1 };
     for (int i = 0; i < N; i++) {
-        F.r[i] = (request){ .id = i + 1, .prompt = PROMPT, .n_prompt = 8, .max_tokens = TOK };
+        F.r[i] = (request){ .id = i + 1, .prompt = PROMPT, .n_prompt = 8, .max_tokens = i ? tok_b : TOK };
         F.a[i] = (arrival){ .r = &F.r[i], .t_arrive = at[i], .t_token = F.times[i] };
     }
     assert_int_equal(engine_init(&e, &F.m, &o, F.err, sizeof F.err), 0);
@@ -56,7 +56,7 @@ static void modeled_clock_jumps_over_idle(void **state) {
     const arrival *a = F.a;
     assert_int_equal(backend_open("analytic:h100", F.err, sizeof F.err), 0);
     assert_int_equal(model_load_analytic(&F.m, "labs/configs/smollm2-135m.config.json", "bf16", "bf16", F.err, sizeof F.err), 0);
-    assert_int_equal(two(0, 10), 0);
+    assert_int_equal(two(0, 10, TOK), 0);
     assert_true(F.s.modeled);
     assert_int_equal(F.s.steps, 2 * TOK);
     assert_int_equal(F.s.max_seqs, 1);
@@ -71,8 +71,12 @@ static void modeled_clock_jumps_over_idle(void **state) {
         for (int k = 1; k < TOK; k++) assert_true(a[i].t_token[k] > a[i].t_token[k - 1]);
     assert_int_equal(F.s.computed_tokens, 2 * (8 + TOK - 1));
     /* out of order: refused, nothing submitted */
-    assert_int_equal(two(1, 0), -1);
+    assert_int_equal(two(1, 0, TOK), -1);
     assert_non_null(strstr(F.err, "before"));
+    /* B can never fit the pool: refused, and A, already queued, cancelled */
+    assert_int_equal(two(0, 0, 1000), -1);
+    assert_non_null(strstr(F.err, "KV"));
+    assert_string_equal(F.r[0].finish, "cancelled");
     model_free(&F.m);
     backend_close();
 }
@@ -83,7 +87,7 @@ static void measured_clock_waits_for_arrivals(void **state) {
     (void)state;
     assert_int_equal(backend_open("cpu", F.err, sizeof F.err), 0);
     if (model_load(&F.m, "models/tiny-hi", F.err, sizeof F.err)) { backend_close(); skip(); }
-    assert_int_equal(two(0, 0.2), 0);
+    assert_int_equal(two(0, 0.2, TOK), 0);
     assert_false(F.s.modeled);
     assert_true(F.a[1].t_token[0] >= 0.2 && F.s.t >= 0.2);
     assert_true(F.a[0].t_finish >= 0.2 || F.s.busy_s < F.s.t);   /* idle time is not a step's: whatever the host's speed */
