@@ -1,11 +1,12 @@
 /*
- * lab.h -- what the eight labs share. Lab N (labs/labN.c, beside its sheet
+ * lab.h -- what the nine labs share. Lab N (labs/labN.c, beside its sheet
  * labN-*.md, whose last section "What `hipath lab N` does" it follows) runs
  * requests through an in-process server into OUT/labN.db (a session),
  * predicts with the calculator (labs/bounds.h), measures with the SQL of
  * labs/sql/ on the trace, and writes one row per (sweep point, quantity): a
  * table on stdout (or, with --json, the JSON), OUT/labN.csv and OUT/labN.json,
- * whose chart labs/plot.py draws.
+ * whose chart labs/plot.py draws. Lab 9 drives an engine itself, open loop
+ * (layers/scheduler/arrivals.h), and measures from its requests' own times.
  */
 #ifndef HIPATH_LAB_H
 #define HIPATH_LAB_H
