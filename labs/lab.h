@@ -1,11 +1,12 @@
 /*
- * lab.h -- what the eight labs share. Lab N (labs/labN.c, beside its sheet
+ * lab.h -- what the nine labs share. Lab N (labs/labN.c, beside its sheet
  * labN-*.md, whose last section "What `hipath lab N` does" it follows) runs
  * requests through an in-process server into OUT/labN.db (a session),
  * predicts with the calculator (labs/bounds.h), measures with the SQL of
  * labs/sql/ on the trace, and writes one row per (sweep point, quantity): a
  * table on stdout (or, with --json, the JSON), OUT/labN.csv and OUT/labN.json,
- * whose chart labs/plot.py draws.
+ * whose chart labs/plot.py draws. Lab 9 drives an engine itself, open loop
+ * (layers/scheduler/arrivals.h), and measures from its requests' own times.
  */
 #ifndef HIPATH_LAB_H
 #define HIPATH_LAB_H
@@ -21,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LAB_COUNT 8
+#define LAB_COUNT 9
 #define NA NAN              /* a row's empty predicted or measured cell */
 #define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
 #define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
@@ -54,6 +55,7 @@ typedef struct {
     int printed, quiet;         /* quiet: rows go to the files only */
     int json;                   /* --json: no table; the JSON on stdout at the end */
     const char *analytic_kv;    /* lab_engine_waves' analytic KV dtype (NULL: fp32, hipath's) */
+    cJSON *runs;                /* lab 9: each run's requests, their times (labN.json's "runs") */
 } lab;
 
 /* Lab n with its files in out (NULL: labs/out/labN); with json, the JSON
@@ -68,6 +70,7 @@ int lab5(lab *L);
 int lab6(lab *L);
 int lab7(lab *L);
 int lab8(lab *L);
+int lab9(lab *L);
 
 /* ---- rows ---- */
 

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8 };
+static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8, lab9 };
 
 /* OUT/labN.json: the lab, its device and profile, the rows; with --json
  * on stdout too. */
@@ -33,6 +33,7 @@ static void write_json(lab *L) {
         cJSON_AddNumberToObject(p, "launch_latency_s", g.launch_latency_s);
     }
     cJSON_AddItemToObject(j, "rows", L->rows);
+    if (L->runs) cJSON_AddItemToObject(j, "runs", L->runs);
     /* the lab's charts, described once for labs/plot.py and the web page */
     cJSON *all = cJSON_Parse(LAB_CHARTS);
     char n[4];

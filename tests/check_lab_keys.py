@@ -138,7 +138,7 @@ def marks(lines):
 def prose(out, docs):
     """Every tied figure of the sheets and keys against the run; (fails, checked, reports)."""
     fails, checked, reports = [], 0, []
-    for path in sorted(glob.glob("labs/lab[1-8]-*.md") + glob.glob("labs/answers/lab[1-8]-*.md")):
+    for path in sorted(glob.glob("labs/lab[1-9]-*.md") + glob.glob("labs/answers/lab[1-9]-*.md")):
         lab = int(re.search(r"lab(\d)-", path).group(1))
         seen = []
         for i, fig, cells in marks(open(path, encoding="utf-8")):

@@ -44,7 +44,7 @@ typedef struct { int64_t launches; uint64_t dur_ns; double flops, bytes; } sim_b
 static struct {
     gpu_profile p;
     int on, gpus, named, summarize;
-    uint64_t free_ns;
+    uint64_t free_ns, busy_ns;   /* when the stream is free; the sum of every kernel and copy's time */
     int binned;                   /* the bins hold kernels */
     int64_t bin_step;             /* of this step */
     uint64_t bin_t0;              /* its first kernel's start */
@@ -52,9 +52,10 @@ static struct {
 } D;
 
 void sim_open(const gpu_profile *p, int gpus) {
-    D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = 0; D.binned = 0;
+    D.p = *p; D.on = 1; D.gpus = gpus > 1 ? gpus : 1; D.named = 0; D.free_ns = D.busy_ns = 0; D.binned = 0;
 }
 const gpu_profile *sim_profile(void) { return D.on ? &D.p : NULL; }
+uint64_t sim_busy_ns(void) { return D.busy_ns; }
 
 /* Names are kept by pointer (trace.h): a table made once. One GPU keeps
  * the plain names; more are each a lane group ("GPU 1/stream 0"). */
@@ -80,6 +81,8 @@ static trace_where stream(int g, int64_t step) {
 
 static uint64_t ns(double s) { return (uint64_t)(s * 1e9 + 0.5); }
 static uint64_t start(uint64_t now) { return now > D.free_ns ? now : D.free_ns; }
+/* The stream is busy from t0 for dur: its new end. */
+static uint64_t queue(uint64_t t0, uint64_t dur) { D.busy_ns += dur; return D.free_ns = t0 + dur; }
 
 /* The bins as slices, one a class, back to back from the step's first
  * kernel: their sum is the kernels' (their order is not). */
@@ -128,7 +131,7 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
                                TA_DBL("wave_s", k->wave_s), TA_LIT("class", SIM_CLASS_NAME[c])));
         trace_counter_series(w, cu_busy(g), 2 + full, ts, cus);
     }
-    return D.free_ns = t0 + dur;
+    return queue(t0, dur);
 }
 
 uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
@@ -140,7 +143,7 @@ uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
         if (dir == COPY_D2H) w.dir = DIR_UP;    /* the logits going back up */
         trace_slice(w, NAME[dir], t0, dur, TRACE_ARGS(TA_DBL("bytes", bytes), TA_LIT("direction", copy_dir_name(dir))));
     }
-    return D.free_ns = t0 + dur;
+    return queue(t0, dur);
 }
 
 uint64_t sim_all_reduce(const char *call, double bytes, int64_t step) {
@@ -152,7 +155,7 @@ uint64_t sim_all_reduce(const char *call, double bytes, int64_t step) {
                                TA_DBL("ring_bytes_per_s", gpu_ring_bandwidth(&D.p, D.gpus)),
                                TA_DBL("bandwidth_s", a.bandwidth_s), TA_DBL("latency_s", a.latency_s),
                                TA_STR("link", D.p.link.name)));
-    return D.free_ns = t0 + dur;
+    return queue(t0, dur);
 }
 
 /* GPU 0 receives (N-1) shares of `bytes` at the ring's rate (all its links
@@ -169,7 +172,7 @@ uint64_t sim_gather(const char *call, double bytes, int64_t step) {
                     TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("gpus", n), TA_INT("root", 0), TA_STR("link", D.p.link.name)));
         if (g) trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(0), f);
     }
-    return D.free_ns = t0 + dur;
+    return queue(t0, dur);
 }
 
 void sim_wait(void) {

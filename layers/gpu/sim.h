@@ -70,6 +70,10 @@ uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step);
  * the library call's name. Return their modeled end. */
 uint64_t sim_all_reduce(const char *call, double bytes, int64_t step);
 uint64_t sim_gather(const char *call, double bytes, int64_t step);
+/* The modeled time the stream has been busy since sim_open: every kernel,
+ * copy and collective queued, back to back (what a step's gpu_ns sums),
+ * whatever the host did between them. */
+uint64_t sim_busy_ns(void);
 /* The host waits for the stream: the timeline jumps to its end. */
 void     sim_wait(void);
 /* A sweep's lighter trace (on 1): a step's kernels are not each a slice

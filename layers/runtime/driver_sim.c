@@ -64,3 +64,8 @@ const rt_driver rt_analytic = {
     .open = sim_open_profile, .alloc = none_alloc, .free = none_free, .copy = copy_modeled, .sync = sim_wait,
     .load_code = sim_load_code, .all_reduce = all_reduce, .gather = gather,
 };
+
+uint64_t rt_modeled_ns(void) {
+    const rt_driver *d = rt_device_now()->driver;
+    return d && d->modeled ? sim_busy_ns() : 0;
+}

@@ -89,6 +89,10 @@ void rt_jit(int on);                   /* --jit: compile the kernels at run time
  * Modeled devices only (sim, analytic): rt_open refuses it elsewhere. */
 void rt_gpus(int n);
 const rt_device *rt_device_now(void);
+/* On a modeled device (sim, analytic), the device time modeled so far: the
+ * sum of every kernel's and copy's modeled time (layer 1's sim_busy_ns);
+ * 0 on a measured one. */
+uint64_t rt_modeled_ns(void);
 
 void  *rt_alloc(size_t bytes, int purpose, const char *what);   /* NULL when out of memory */
 void   rt_free(void *p);

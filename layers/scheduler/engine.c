@@ -191,6 +191,7 @@ int engine_step(engine *e) {
         pthread_mutex_lock(&e->mu);
         e->met.steps++;
         e->met.generation_tokens += failed ? 0 : n_sampled;
+        e->met.computed_tokens += failed ? 0 : tokens;
         hist_observe(&e->met.batch, n);
         for (int i = 0; i < n; i++) {
             request *r = batch[i];

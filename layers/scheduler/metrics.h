@@ -26,6 +26,7 @@ enum { FIN_STOP, FIN_LENGTH, FIN_CANCELLED, FIN_ERROR, FIN_N };
 
 typedef struct {
     uint64_t prompt_tokens, generation_tokens, steps;
+    uint64_t computed_tokens;    /* ids the steps computed: prefill chunks, decodes, and again after a preemption */
     uint64_t preemptions;
     uint64_t prefix_queries, prefix_hits;   /* prompt tokens looked up in the prefix cache, and found (vLLM's counts) */
     uint64_t finished[FIN_N];

@@ -1,5 +1,5 @@
 // The labs page's charts as a reader sees them (tests/check_web.sh), in
-// headless chromium: in labs 1, 4, 5, 7 and 8 no legend lies over a point,
+// headless chromium: in labs 1, 4, 5, 7, 8 and 9 no legend lies over a point,
 // a line or a bar, and stays inside its chart; lab 5's log axes carry ticks
 // between their ends; each draws a predicted series (labs/charts.json)
 // beside the measured ones, lab 5 its kernels on a roofline.
@@ -28,7 +28,7 @@ const inspect = () => [...document.querySelectorAll("#charts svg")].map(svg => {
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, locale: "en-US" });
     page.on("pageerror", e => check(false, "no error in the page: " + e.message));
-    for (const n of [1, 4, 5, 7, 8]) {
+    for (const n of [1, 4, 5, 7, 8, 9]) {
       await page.goto(`${base}/labs/${n}`);
       await page.waitForSelector("body[data-chart=drawn]", { timeout: 120000 });
       const charts = await page.evaluate(inspect);

@@ -158,7 +158,7 @@ async function show(device) {
 async function main() {
   await hp.header("labs");
   const nav = document.getElementById("labs-nav");
-  for (let n = 1; n <= 8; n++) {
+  for (let n = 1; n <= 9; n++) {
     const a = document.createElement("a");
     a.href = `/labs/${n}`;
     a.textContent = `${n}. ${hp.t("labtitle")[n]}`;
