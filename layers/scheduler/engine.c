@@ -117,17 +117,20 @@ static const char *emit(engine *e, request *r, const sample_result *s, double t)
     return NULL;
 }
 
-/* The step's layer-6 slice says what it computes: the requests in it, and
- * for each one prefilling which chunk of how many ids (a JSON array). */
-static void describe(char *buf, size_t cap, request *const *batch, int n) {
-    size_t len = snprintf(buf, cap, "[");
-    for (int i = 0; i < n && len < cap; i++) {
+/* The step's layer-6 slice says what it computes: its requests' ids (a
+ * JSON array), and for each one prefilling which chunk of how many ids
+ * (another: [{"req":7,"from":0,"to":512,"of":2000}]). */
+static void describe(char *ids, char *chunks, size_t cap, request *const *batch, int n) {
+    size_t a = snprintf(ids, cap, "["), b = snprintf(chunks, cap, "[");
+    for (int i = 0, k = 0; i < n; i++) {
         const request *r = batch[i];
-        len += r->n_ids - r->kv.len == 1 ? snprintf(buf + len, cap - len, "%s{\"req\":%lld}", i ? "," : "", (long long)r->id)
-             : snprintf(buf + len, cap - len, "%s{\"req\":%lld,\"from\":%d,\"to\":%d,\"of\":%d}", i ? "," : "",
-                        (long long)r->id, r->kv.len, r->kv.len + r->chunk, r->n_ids);
+        a += snprintf(ids + a, cap - a, "%s%lld", i ? "," : "", (long long)r->id);
+        if (r->n_ids - r->kv.len > 1)
+            b += snprintf(chunks + b, cap - b, "%s{\"req\":%lld,\"from\":%d,\"to\":%d,\"of\":%d}", k++ ? "," : "",
+                          (long long)r->id, r->kv.len, r->kv.len + r->chunk, r->n_ids);
     }
-    if (len < cap) snprintf(buf + len, cap - len, "]");
+    snprintf(ids + a, cap - a, "]");
+    snprintf(chunks + b, cap - b, "]");
 }
 
 int engine_step(engine *e) {
@@ -142,8 +145,8 @@ int engine_step(engine *e) {
         request *batch[n];
         seq_step seqs[n];
         const char *fin[n];
-        size_t cap = (size_t)n * 64 + 8;
-        char *chunks = malloc(cap);
+        size_t cap = (size_t)n * 80 + 8;   /* an entry: 5 numbers of 20 digits at most, 30 bytes of keys */
+        char *ids = malloc(cap), *chunks = malloc(cap);
         int n_prefill = 0, prefill_tokens = 0, n_sampled = 0;
         for (int i = 0, k = 0; i < e->n_running; i++) {   /* only this thread changes running[] */
             request *r = e->running[i];
@@ -158,16 +161,17 @@ int engine_step(engine *e) {
                                   .req = r->id, .first = last && r->n_out == 0 };
             k++;
         }
-        if (chunks) describe(chunks, cap, batch, n);
+        if (ids && chunks) describe(ids, chunks, cap, batch, n);
         trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
         for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
             if (!batch[i]->n_preempted && batch[i]->kv.len == batch[i]->n_cached && batch[i]->n_out == 0)
                 trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
         trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
                                                   TA_INT("prefill_tokens", prefill_tokens), TA_INT("decode_tokens", tokens - prefill_tokens),
-                                                  TA_INT("tokens", tokens), TA_STR("requests", chunks ? chunks : "[]"),
+                                                  TA_INT("tokens", tokens), TA_STR("requests", ids && chunks ? ids : "[]"),
+                                                  TA_STR("chunks", ids && chunks ? chunks : "[]"),
                                                   TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free)));
-        free(chunks);
+        free(ids); free(chunks);
         int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
         double t = now_s();
         for (int i = 0; i < n; i++) {
