@@ -7,7 +7,8 @@
  *
  * Blocks of 16 ids; a step computes at most 64 ids (max_num_batched_tokens);
  * the pool holds 11 blocks (176 ids); prefix caching on. Each request asks
- * 3 tokens (no stop ids). Queued in this order:
+ * 3 tokens (no stop ids). A step's blocks are those held as it starts
+ * (4, 9, 11, 11, 8, 4 below). Queued in this order:
  *   R1: 100 ids (1000..1099)
  *   R2:  48 ids (2000..2047)
  *   R3:  48 ids: R1's first 32, then 16 of its own (3000..3015)
@@ -40,8 +41,9 @@
  *         (its own third block was evicted); it computes the other 17
  *         (2 hit blocks off the free queue, 2 new).
  *         -> R2 decode, R3 [32,49) of 49.  R2's 3rd token: it finishes.
- * step 5: -> R3 decode: its 3rd token (2 before the preemption, the
- *         recomputation's, then this), and it finishes.
+ *         (8 blocks held: R2's 4, R3's 4.)
+ * step 5: -> R3 decode (its 4 blocks): its 3rd token (its 1st came before
+ *         the preemption, its 2nd from the recomputed chunk), and it finishes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -59,28 +61,28 @@
 
 static const char *const BY_HAND[] = {
     "admit 1: prompt 100, cached 0, chunk 64",
-    "step 0: requests [1], prefill 64, decode 0, chunks [{\"req\":1,\"from\":0,\"to\":64,\"of\":100}]",
+    "step 0: requests [1], blocks 4, prefill 64, decode 0, chunks [{\"req\":1,\"from\":0,\"to\":64,\"of\":100}]",
     "admit 2: prompt 48, cached 0, chunk 28",
-    "step 1: requests [1,2], prefill 64, decode 0, chunks [{\"req\":1,\"from\":64,\"to\":100,\"of\":100},"
+    "step 1: requests [1,2], blocks 9, prefill 64, decode 0, chunks [{\"req\":1,\"from\":64,\"to\":100,\"of\":100},"
         "{\"req\":2,\"from\":0,\"to\":28,\"of\":48}]",
     "admit 3: prompt 48, cached 32, chunk 16",
     "prefix_cache_hit 3: cached 32",
-    "step 2: requests [1,2,3], prefill 36, decode 1, chunks [{\"req\":2,\"from\":28,\"to\":48,\"of\":48},"
+    "step 2: requests [1,2,3], blocks 11, prefill 36, decode 1, chunks [{\"req\":2,\"from\":28,\"to\":48,\"of\":48},"
         "{\"req\":3,\"from\":32,\"to\":48,\"of\":48}]",
     "preempt 3: computed 48, blocks 3, generated 1",
-    "step 3: requests [1,2], prefill 0, decode 2, chunks []",
+    "step 3: requests [1,2], blocks 11, prefill 0, decode 2, chunks []",
     "resume 3: prompt 48, cached 32, chunk 17",
     "prefix_cache_hit 3: cached 32",
-    "step 4: requests [2,3], prefill 17, decode 1, chunks [{\"req\":3,\"from\":32,\"to\":49,\"of\":49}]",
-    "step 5: requests [3], prefill 0, decode 1, chunks []",
+    "step 4: requests [2,3], blocks 8, prefill 17, decode 1, chunks [{\"req\":3,\"from\":32,\"to\":49,\"of\":49}]",
+    "step 5: requests [3], blocks 4, prefill 0, decode 1, chunks []",
 };
 enum { N_BY_HAND = sizeof BY_HAND / sizeof *BY_HAND };
 
 /* The layer-6 events of the run, as the lines above, in the order recorded. */
 static const char SQL[] =
     "SELECT CASE name"
-    " WHEN 'step' THEN printf('step %d: requests %s, prefill %d, decode %d, chunks %s', step, args->>'requests',"
-    "   args->>'prefill_tokens', args->>'decode_tokens', args->>'chunks')"
+    " WHEN 'step' THEN printf('step %d: requests %s, blocks %d, prefill %d, decode %d, chunks %s', step, args->>'requests',"
+    "   args->>'kv_blocks_used', args->>'prefill_tokens', args->>'decode_tokens', args->>'chunks')"
     " WHEN 'preempt' THEN printf('preempt %d: computed %d, blocks %d, generated %d', request, args->>'computed_tokens',"
     "   args->>'blocks', args->>'generated')"
     " WHEN 'prefix_cache_hit' THEN printf('prefix_cache_hit %d: cached %d', request, args->>'cached_tokens')"
