@@ -14,7 +14,8 @@
 #     (hipath_num_preemptions_total > 0).
 # On every server at the end: every KV block back (hipath_kv_blocks_used 0),
 # and hipath_prefix_cache_queries_total / hits_total the sums of the
-# replies' prompt_tokens / cached_tokens (0 with the cache off).
+# replies' prompt_tokens / cached_tokens (0 with the cache off); each exits
+# 0 on SIGTERM.
 # Skipped (77) without the model or the openai package (tests/requirements.txt).
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}   # six servers at once: not the ASan build

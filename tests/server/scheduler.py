@@ -7,7 +7,7 @@ through the official openai SDK; each must give the reference's text, and
 top-5 logprobs within TOL of its. The reference computes one request at a
 time, each prompt whole, nothing cached. Prints "N passed, N failed".
 """
-import concurrent.futures, os, sys, urllib.request
+import atexit, concurrent.futures, os, sys, urllib.request
 import openai
 sys.path.insert(0, os.path.dirname(__file__))
 from serve import start
@@ -40,11 +40,12 @@ def check(ok, what):
 
 
 class Server:
-    """hipath serve ARGS on SmolLM2 (cpu), stopped at exit of the with."""
+    """hipath serve ARGS on SmolLM2 (cpu, one thread), killed at exit if not stopped."""
     def __init__(self, name, args):
         self.name = name
         self.p, port = start(hipath, ["--model", model, "--device", "cpu", "--no-trace"] + args, "%s/%s.log" % (out, name),
                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        atexit.register(self.p.kill)
         if not port:
             self.p.kill()
             sys.exit("FAIL %s: the server did not start: %s" % (name, open("%s/%s.log" % (out, name)).read()))
@@ -66,7 +67,8 @@ class Server:
 
     def stop(self):
         self.p.terminate()
-        self.p.wait(30)
+        rc = self.p.wait(30)
+        check(rc == 0, "%s: the server exits 0 on SIGTERM (%d)" % (self.name, rc))
 
 
 def text(r):
