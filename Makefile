@@ -37,7 +37,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := $(BUILD)/.deps
 
 .PHONY: all deps test demo clean asan bench fuzz fuzz-build
-all: $(BUILD)/hipath $(TEST_BIN)
+all: $(BUILD)/hipath $(TEST_BIN) $(BUILD)/tests/blocks_replay $(BUILD)/tests/blocks_replay_weak_hash
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/deps.sh
@@ -113,6 +113,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libhipath.a
 $(BUILD)/tests/test_bounds: $(BUILD)/obj/labs/bounds.o
 $(BUILD)/tests/test_amdahl: $(BUILD)/obj/labs/amdahl.o
 $(BUILD)/tests/test_lab_sql: $(LAB_SQL_H)
+# The block manager driven by a script (tests/check_blocks_fuzz.sh), and
+# again with 2-bit block hashes, so that lookups meet collisions.
+BLOCKS_REPLAY := tests/blocks/replay.c layers/scheduler/blocks.c
+$(BUILD)/tests/blocks_replay: $(BLOCKS_REPLAY) layers/scheduler/blocks.h layers/common/kv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(BLOCKS_REPLAY) $(LDFLAGS)
+$(BUILD)/tests/blocks_replay_weak_hash: $(BLOCKS_REPLAY) layers/scheduler/blocks.h layers/common/kv.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DBLOCK_HASH_BITS=2 -o $@ $(BLOCKS_REPLAY) $(LDFLAGS)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
 bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench $(BUILD)/bench/matmul_bench $(BUILD)/bench/attention_bench

@@ -1,8 +1,9 @@
 #!/bin/sh
 # What the tests need beyond the build: clang for the fuzzers, and the
 # independent references the tests check against: numpy, safetensors,
-# Hugging Face transformers on CPU torch, gguf, and markdown-it-py for
-# the sheets' CommonMark (pinned in tests/requirements.txt); Debian's chromium (and a CJK font for its
+# Hugging Face transformers on CPU torch, gguf, markdown-it-py for
+# the sheets' CommonMark and the official openai Python SDK (pinned in
+# tests/requirements.txt); Debian's chromium (and a CJK font for its
 # screenshots) with npm's playwright-core (pinned in tests/web/) for the
 # web pages. Installs only what is missing, so a machine that has them
 # pays nothing. The other npm packages are installed by the checks that
@@ -30,6 +31,6 @@ if ! cmp -s tests/web/package-lock.json $NPM/package-lock.json || [ ! -d $NPM/no
   npm ci --prefix $NPM --no-audit --no-fund >$NPM/npm.log 2>&1 ||
     echo "deps-test: npm ci playwright-core failed (see $NPM/npm.log); tests/check_web.sh will say so"
 fi
-python3 -c "import numpy, safetensors, torch, transformers, tokenizers, accelerate, gguf, markdown_it" 2>/dev/null && exit 0
+python3 -c "import numpy, safetensors, torch, transformers, tokenizers, accelerate, gguf, markdown_it, openai" 2>/dev/null && exit 0
 echo "deps-test: installing the Python references (tests/requirements.txt)"
 python3 -m pip install -q -r tests/requirements.txt || echo "deps-test: pip failed; checks that need these will say so and skip"

@@ -3,12 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* tests/check_blocks_fuzz.sh builds it with 2-bit hashes too: hashes
+ * collide all the time, and the confirmation alone keeps hits true. */
+#ifndef BLOCK_HASH_BITS
+#define BLOCK_HASH_BITS 64
+#endif
+
 /* A full block's hash: its parent's, then its token ids (FNV-1a over
  * 32-bit words, then a final mix). 0 is kept for "not cached". */
 static uint64_t block_hash(uint64_t parent, const int *ids, int n) {
     uint64_t h = parent ^ 0xcbf29ce484222325ull;
     for (int i = 0; i < n; i++) h = (h ^ (uint32_t)ids[i]) * 0x100000001b3ull;
     h ^= h >> 33; h *= 0xff51afd7ed558ccdull; h ^= h >> 33;
+    h >>= 64 - BLOCK_HASH_BITS;
     return h ? h : 1;
 }
 
@@ -57,14 +64,28 @@ static void uncache(block_manager *bm, int i) {
     bm->evictions++;
 }
 
-/* The cached block for this prefix: same hash, same parent (as it was
- * then), same token ids. -1 if none. */
-static int find(const block_manager *bm, uint64_t h, int parent, const int *ids) {
-    for (int i = bm->bucket[h & bm->mask]; i >= 0; i = bm->b[i].hnext) {
-        const kv_block *k = &bm->b[i];
-        if (k->hash == h && k->parent == parent && (parent < 0 || k->parent_gen == bm->b[parent].gen) &&
-            !memcmp(bm->ids + (size_t)i * bm->block_size, ids, bm->block_size * sizeof *ids)) return i;
+static int same_ids(const block_manager *bm, int i, const int *ids) {
+    return !memcmp(bm->ids + (size_t)i * bm->block_size, ids, bm->block_size * sizeof *ids);
+}
+
+/* Whether cached block k comes after the prefix that ends at block p (-1:
+ * none): its parent is p as p was then, or a copy of p (two requests that
+ * computed the same prefix at once each cached their own blocks for it):
+ * the same ids, after the same prefix. */
+static int follows(const block_manager *bm, const kv_block *k, int p) {
+    for (int q = k->parent; q != p; q = k->parent, p = bm->b[p].parent) {
+        if (q < 0 || p < 0 || k->parent_gen != bm->b[q].gen || bm->b[q].hash != bm->b[p].hash ||
+            !same_ids(bm, q, bm->ids + (size_t)p * bm->block_size)) return 0;
+        k = &bm->b[q];
     }
+    return p < 0 || k->parent_gen == bm->b[p].gen;
+}
+
+/* The cached block for this prefix: same hash, same token ids, after the
+ * same prefix; the last cached of them. -1 if none. */
+static int find(const block_manager *bm, uint64_t h, int parent, const int *ids) {
+    for (int i = bm->bucket[h & bm->mask]; i >= 0; i = bm->b[i].hnext)
+        if (bm->b[i].hash == h && same_ids(bm, i, ids) && follows(bm, &bm->b[i], parent)) return i;
     return -1;
 }
 

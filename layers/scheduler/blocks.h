@@ -14,8 +14,9 @@
  *
  * A hash only finds a candidate. A hit is confirmed against the block's
  * token ids and the block before it (its id, and that block's generation,
- * which changes each time the block is reused): no hash collision can
- * put another prompt's K and V into a sequence.
+ * which changes each time the block is reused; or a copy of that block,
+ * confirmed the same way): no hash collision can put another prompt's K
+ * and V into a sequence.
  */
 #ifndef HIPATH_BLOCKS_H
 #define HIPATH_BLOCKS_H
