@@ -507,44 +507,37 @@ static enum MHD_Result remove_student(web *w, web_req *rq, const char *n) {
     return web_json(rq, 200, o);
 }
 
+/* A step's row (web-workshop-steps.sql's columns): its numbers, then its
+ * requests' ids and its chunks, parsed ([] for a step written without). */
+static cJSON *step_row(sqlite3_stmt *st) {
+    cJSON *row = cJSON_CreateArray();
+    for (int i = 0; i < 10; i++) cJSON_AddItemToArray(row, cJSON_CreateNumber(sqlite3_column_double(st, i)));
+    for (int i = 10; i < 12; i++) {
+        cJSON *list = cJSON_Parse((const char *)sqlite3_column_text(st, i));
+        cJSON_AddItemToArray(row, cJSON_IsArray(list) ? list : (cJSON_Delete(list), cJSON_CreateArray()));
+    }
+    return row;
+}
+
 /* GET /api/workshop/steps?after=ID&limit=: the engine's steps (layer 6's
  * "step" slices), oldest first, after slice ID: when, how long, its
  * prefill and decode tokens, the KV blocks in use, the batch (its request
- * ids) and which chunk of its prompt each prefill computes. */
-static enum MHD_Result steps(web *w, web_req *rq, sqlite3 *db) {
+ * ids) and which chunk of its prompt each prefill computes.
+ * GET /api/workshop/scheduler?after=ID&limit= (events): the scheduler's
+ * preemptions, resumptions and prefix-cache hits (layer 6's instants),
+ * oldest first, after slice ID, each with its request, tokens and blocks. */
+static enum MHD_Result after_id(web *w, web_req *rq, sqlite3 *db, int events) {
     int64_t after = 0, limit = MAX_STEPS;
     web_param ps[] = { { "after", 0, INT64_MAX, &after }, { "limit", 1, MAX_STEPS, &limit } };
     enum MHD_Result r;
     if (web_params(rq, ps, 2, &r)) return r;
-    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_STEPS, w->run, after, limit);
-    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "steps");
-    cJSON_AddStringToObject(o, "columns", "id, ts_ns, dur_ns, step, tokens, n_prefill, n_decode, kv_blocks_used, "
-                                          "prefill_tokens, decode_tokens, requests, chunks");
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *row = cJSON_CreateArray();
-        for (int i = 0; i < 10; i++) cJSON_AddItemToArray(row, cJSON_CreateNumber(sqlite3_column_double(st, i)));
-        for (int i = 10; i < 12; i++) {   /* the JSON arrays, parsed; [] for a step written without */
-            cJSON *list = cJSON_Parse((const char *)sqlite3_column_text(st, i));
-            cJSON_AddItemToArray(row, cJSON_IsArray(list) ? list : (cJSON_Delete(list), cJSON_CreateArray()));
-        }
-        cJSON_AddItemToArray(a, row);
-    }
-    sqlite3_finalize(st);
-    return web_json(rq, 200, o);
-}
-
-/* GET /api/workshop/scheduler?after=ID&limit=: the scheduler's preemptions,
- * resumptions and prefix-cache hits (layer 6's instants), oldest first,
- * after slice ID, each with its request and its tokens and blocks. */
-static enum MHD_Result scheduler(web *w, web_req *rq, sqlite3 *db) {
-    int64_t after = 0, limit = MAX_STEPS;
-    web_param ps[] = { { "after", 0, INT64_MAX, &after }, { "limit", 1, MAX_STEPS, &limit } };
-    enum MHD_Result r;
-    if (web_params(rq, ps, 2, &r)) return r;
-    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_SCHEDULER, w->run, after, limit);
-    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "events");
+    sqlite3_stmt *st = TSQL_PREP(db, events ? TSQL_WEB_WORKSHOP_SCHEDULER : TSQL_WEB_WORKSHOP_STEPS, w->run, after, limit);
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, events ? "events" : "steps");
     static const char *const keys[] = { "id", "ts_ns", "name", "request", "tokens", "blocks" };
-    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 6));
+    if (!events)
+        cJSON_AddStringToObject(o, "columns", "id, ts_ns, dur_ns, step, tokens, n_prefill, n_decode, kv_blocks_used, "
+                                              "prefill_tokens, decode_tokens, requests, chunks");
+    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, events ? web_row(st, keys, 6) : step_row(st));
     sqlite3_finalize(st);
     return web_json(rq, 200, o);
 }
@@ -585,7 +578,7 @@ enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const 
     enum MHD_Result r;
     sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
-    r = what == 2 ? steps(w, rq, db) : what == 3 ? requests(w, rq, db) : scheduler(w, rq, db);
+    r = what == 3 ? requests(w, rq, db) : after_id(w, rq, db, what == 5);
     sqlite3_close(db);
     return r;
 }
