@@ -59,6 +59,16 @@ async function room() {
   }
 }
 
+// A teacher's list after slice id `after`, 2,000 an answer: [its rows, the last one's id].
+async function listAfter(path, field, after, idOf) {
+  for (let rows = [];;) {
+    const page = (await hp.api(`${path}?after=${after}`))[field];
+    rows = rows.concat(page);
+    if (page.length) after = idOf(page[page.length - 1]);
+    if (page.length < 2000) return [rows, after];
+  }
+}
+
 async function poll() {
   const r = await hp.api(`/api/workshop/requests?after=${after}`);
   for (const q of r.requests) reqs.set(q.request, q);
@@ -66,18 +76,11 @@ async function poll() {
   const last = r.requests.length ? r.requests[r.requests.length - 1].request : after;
   const open = [...reqs.values()].filter(q => q.finish == null && q.refused == null && q.request > last - 400).map(q => q.request);
   after = open.length ? Math.min(...open) - 1 : last;
-  for (;;) {
-    const s = await hp.api(`/api/workshop/steps?after=${lastStep}`);
-    steps = steps.concat(s.steps.map(stepOf)).slice(-MAX_STEPS);
-    if (s.steps.length) lastStep = s.steps[s.steps.length - 1][0];
-    if (s.steps.length < 2000) break;
-  }
-  for (;;) {
-    const e = await hp.api(`/api/workshop/scheduler?after=${lastEvent}`);
-    events = events.concat(e.events).slice(-MAX_STEPS);
-    if (e.events.length) lastEvent = e.events[e.events.length - 1].id;
-    if (e.events.length < 2000) break;
-  }
+  let got;
+  [got, lastStep] = await listAfter("/api/workshop/steps", "steps", lastStep, s => s[0]);
+  steps = steps.concat(got.map(stepOf)).slice(-MAX_STEPS);
+  [got, lastEvent] = await listAfter("/api/workshop/scheduler", "events", lastEvent, e => e.id);
+  events = events.concat(got).slice(-MAX_STEPS);
   // An event belongs to the step composed with it: the first that begins at or after it.
   for (const s of steps) s.events = [];
   let i = 0;
