@@ -125,7 +125,7 @@ static void describe(char *ids, char *chunks, size_t cap, request *const *batch,
     for (int i = 0, k = 0; i < n; i++) {
         const request *r = batch[i];
         a += snprintf(ids + a, cap - a, "%s%lld", i ? "," : "", (long long)r->id);
-        if (r->n_ids - r->kv.len > 1)
+        if (!is_decoding(r))
             b += snprintf(chunks + b, cap - b, "%s{\"req\":%lld,\"from\":%d,\"to\":%d,\"of\":%d}", k++ ? "," : "",
                           (long long)r->id, r->kv.len, r->kv.len + r->chunk, r->n_ids);
     }
@@ -151,7 +151,7 @@ int engine_step(engine *e) {
         for (int i = 0, k = 0; i < e->n_running; i++) {   /* only this thread changes running[] */
             request *r = e->running[i];
             if (!r->chunk) continue;
-            int decode = r->n_ids - r->kv.len == 1, last = r->kv.len + r->chunk == r->n_ids;
+            int decode = is_decoding(r), last = r->kv.len + r->chunk == r->n_ids;
             n_prefill += !decode;
             prefill_tokens += decode ? 0 : r->chunk;
             n_sampled += last;

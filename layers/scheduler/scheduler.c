@@ -126,14 +126,14 @@ static request *victim(engine *e) {
     return NULL;
 }
 
-/* Schedule the running requests of one kind (decoding: one id left to
- * compute; else prefilling a prompt's next chunk), in admission order,
+/* Schedule the running requests of one kind (decoding, or prefilling a
+ * prompt's next chunk: is_decoding), in admission order,
  * within the budget, preempting for blocks. Returns the budget left. */
 static int schedule_running(engine *e, int decoding, int budget) {
     for (int i = 0; i < e->n_running && budget > 0;) {
         request *r = e->running[i];
         int left = r->n_ids - r->kv.len, n = left < budget ? left : budget;
-        if (r->chunk || (left == 1) != decoding || (e->o.no_chunked_prefill && n < left)) { i++; continue; }
+        if (r->chunk || is_decoding(r) != decoding || (e->o.no_chunked_prefill && n < left)) { i++; continue; }
         request *v = NULL;
         while (grow(e, r, NULL, 0, r->kv.len + n) && (v = victim(e)) && v != r) preempt(e, v);
         if (v == r) { preempt(e, r); continue; }   /* none left to take from: it waits for blocks at the queue's head */

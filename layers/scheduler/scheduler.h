@@ -144,6 +144,9 @@ int  sched_compose(engine *e, request **gone);
 void sched_retire(engine *e, request *r, const char *finish, request **gone);
 void sched_compact(engine *e);
 void sched_hand_back(request *gone);
+/* Whether r's next step is a decode: one id to compute, the last it
+ * sampled (a prompt's last id, even a one-id prompt, is its prefill's). */
+static inline int is_decoding(const request *r) { return r->n_out > 0 && r->n_ids - r->kv.len == 1; }
 /* Whether id is one of ids[0..n). */
 static inline int is_stop_id(const int *ids, int n, int id) {
     for (int i = 0; i < n; i++)

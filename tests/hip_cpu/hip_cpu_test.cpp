@@ -205,7 +205,7 @@ static void attention(int n_heads, int n_kv, int head_dim, std::vector<seq_rows>
         blocks[i].assign(ids.begin() + at, ids.begin() + at + nb);   /* exactly the sequence's blocks */
         table_off[i] = at, at += nb;
         tables.insert(tables.end(), blocks[i].begin(), blocks[i].end());
-        kseq[i] = { blocks[i].data(), nb, nb, seqs[i].pos0 + seqs[i].n };
+        kseq[i] = { blocks[i].data(), nb, nb, seqs[i].pos0 + seqs[i].n, 0 };
         kptr[i] = &kseq[i];
         row0[i] = T;
         for (int i0 = 0; i0 < seqs[i].n; i0 += rows)
@@ -221,7 +221,7 @@ static void attention(int n_heads, int n_kv, int head_dim, std::vector<seq_rows>
     }
     size_t cache = (size_t)layers * pool * BS * kv_dim;
     vec K = rand_vec(cache), V = rand_vec(cache), K2 = K, V2 = V;   /* the twin's cache: the same bytes */
-    kv_cache mine = { BS, pool, layers, kv_dim, K.data(), V.data(), 4, nullptr, 0 }, twin = mine;
+    kv_cache mine = { BS, pool, layers, kv_dim, K.data(), V.data(), 4 }, twin = mine;
     twin.k = K2.data(), twin.v = V2.data();
     vec k = rand_vec((size_t)T * kv_dim), v = rand_vec(k.size()), q = rand_vec((size_t)T * n_heads * head_dim);
     std::string name = "heads " + std::to_string(n_heads) + "/" + std::to_string(n_kv) + " head_dim " + std::to_string(head_dim);
