@@ -57,12 +57,12 @@ snap() {
 }
 echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, ${SYSTEM_WORDS:-no} shared system words, client ${CLIENT:-load.py}, $(nproc) CPUs, server's OpenMP: $(tr '\0' '\n' </proc/$PID/environ | grep -E '^(OMP_WAIT_POLICY|GOMP_SPINCOUNT)=' | tr '\n' ' ')"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
-[ "$CLIENT" = guidellm ] && python3 bench/guidellm.py prompts $OUT/prompts.jsonl $MAX_TOKENS "$SYSTEM"
 printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s %8s %8s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
   "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s" preempt "hit %"
 for c in $LEVELS; do
   snap > $OUT/c$c.before
   if [ "$CLIENT" = guidellm ]; then   # its chat requests: streamed, max_completion_tokens, ignore_eos, temperature unset (1)
+    python3 bench/guidellm.py prompts $OUT/prompts.jsonl $((c * PER_CLIENT)) $MAX_TOKENS "$SYSTEM"
     "$GUIDELLM" run --backend kind=openai_http,target=$URL --profile kind=concurrent,streams=$c --data kind=json_file,path=$OUT/prompts.jsonl \
       --constraint kind=max_requests,count=$((c * PER_CLIENT)) --output kind=json,path=$OUT/c$c.guidellm.json --disable-console >$OUT/c$c.txt 2>&1 &&
       python3 bench/guidellm.py summary $OUT/c$c.guidellm.json $c >$OUT/c$c.json || { tail -20 $OUT/c$c.txt; exit 1; }
