@@ -15,17 +15,29 @@
 #      passive after a spin of ~100 us: kernels/cpu/threads.c),
 #      DEVICE (cpu: the batch's compute is this host's), TRACE (unset: --no-trace,
 #      the serving alone; 1: serve's default trace, whose cost then shows here),
-#      SERVE_ARGS (more options for hipath serve, e.g. "--kv-cache-mb 256")
+#      SERVE_ARGS (more options for hipath serve, e.g. "--kv-cache-mb 256", or the
+#      scheduler of before #43: "--no-chunked-prefill --no-enable-prefix-caching --reserve-worst-case"),
+#      SYSTEM_WORDS (unset: none; N: every request starts with the same system
+#      message of about N words, a shared prefix for the prefix cache),
+#      CLIENT (unset: tests/server/load.py; guidellm: GuideLLM, an independent
+#      client, `pip install guidellm`, 0.8.1 runs offline: the same prompts and
+#      lengths, N streams at once, timed by it; GUIDELLM: its command),
+#      SERVE_BENCH_OUT (build/serve_bench: the server's log, each level's JSON)
+# The last two columns: preemptions and the prefix cache's hit rate (hits over
+# queries, in prompt tokens: /metrics) during the level.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 MODEL=${1:-models/tiny-hi}
 MAX_TOKENS=${MAX_TOKENS:-64}
 LEVELS=${LEVELS:-"1 2 4 8 16 32"}
 PER_CLIENT=${REQUESTS_PER_CLIENT:-8}
+GUIDELLM=${GUIDELLM:-guidellm}
+SYSTEM=$([ -n "$SYSTEM_WORDS" ] && python3 -c 'import sys; print(" ".join(f"Rule {i + 1}: be careful, brief and exact, and check every figure twice." for i in range(int(sys.argv[1]) // 12)))' "$SYSTEM_WORDS")
 DEVICE=${DEVICE:-cpu}
-OUT=build/serve_bench
+OUT=${SERVE_BENCH_OUT:-build/serve_bench}
 TRACE_OPT=$([ -n "$TRACE" ] && echo "--trace-db $OUT/serve.db" || echo --no-trace)
 [ -x "$HIPATH" ] || { echo "$HIPATH missing: run make"; exit 1; }
+[ "$CLIENT" != guidellm ] || command -v "$GUIDELLM" >/dev/null || { echo "$GUIDELLM missing: pip install guidellm"; exit 1; }
 mkdir -p $OUT
 : >$OUT/server.log
 "$HIPATH" serve --model "$MODEL" --device $DEVICE $TRACE_OPT --port 0 --max-batch 32 $SERVE_ARGS >$OUT/server.log 2>&1 &
@@ -41,16 +53,23 @@ URL=http://127.0.0.1:$PORT
 # the server's CPU seconds so far, and its counters
 snap() {
   awk -v hz="$(getconf CLK_TCK)" '{ print "cpu_s", ($14 + $15) / hz }' /proc/$PID/stat
-  curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total) '
+  curl -s $URL/metrics | grep -E '^hipath_(batch_size_(sum|count)|engine_steps_total|num_preemptions_total|prefix_cache_(queries|hits)_total) '
 }
-echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, $(nproc) CPUs, server's OpenMP: $(tr '\0' '\n' </proc/$PID/environ | grep -E '^(OMP_WAIT_POLICY|GOMP_SPINCOUNT)=' | tr '\n' ' ')"
+echo "model $MODEL on $DEVICE ($TRACE_OPT $SERVE_ARGS), $MAX_TOKENS tokens per request, ${SYSTEM_WORDS:-no} shared system words, client ${CLIENT:-load.py}, $(nproc) CPUs, server's OpenMP: $(tr '\0' '\n' </proc/$PID/environ | grep -E '^(OMP_WAIT_POLICY|GOMP_SPINCOUNT)=' | tr '\n' ' ')"
 python3 tests/server/load.py $URL --concurrency 4 --requests 8 --max-tokens 8 >/dev/null   # warm-up
-printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
-  "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s"
+printf "%-12s %9s %9s %6s %12s %12s %12s %7s %8s %11s %11s %10s %8s %8s\n" concurrency requests "tokens/s" ratio "TTFT p50 ms" "TTFT p99 ms" \
+  "TPOT p50 ms" batch "step ms" "server CPU" "client CPU" "tok/CPU-s" preempt "hit %"
 for c in $LEVELS; do
   snap > $OUT/c$c.before
-  python3 tests/server/load.py $URL --concurrency $c --requests $((c * PER_CLIENT)) \
-    --max-tokens $MAX_TOKENS --ignore-eos --temperature 1 --json $OUT/c$c.json >$OUT/c$c.txt || { cat $OUT/c$c.txt; exit 1; }
+  if [ "$CLIENT" = guidellm ]; then   # its chat requests: streamed, max_completion_tokens, ignore_eos, temperature unset (1)
+    python3 bench/guidellm.py prompts $OUT/prompts.jsonl $((c * PER_CLIENT)) $MAX_TOKENS "$SYSTEM"
+    "$GUIDELLM" run --backend kind=openai_http,target=$URL --profile kind=concurrent,streams=$c --data kind=json_file,path=$OUT/prompts.jsonl \
+      --constraint kind=max_requests,count=$((c * PER_CLIENT)) --output kind=json,path=$OUT/c$c.guidellm.json --disable-console >$OUT/c$c.txt 2>&1 &&
+      python3 bench/guidellm.py summary $OUT/c$c.guidellm.json $c >$OUT/c$c.json || { tail -20 $OUT/c$c.txt; exit 1; }
+  else
+    python3 tests/server/load.py $URL --concurrency $c --requests $((c * PER_CLIENT)) \
+      --max-tokens $MAX_TOKENS --ignore-eos --temperature 1 ${SYSTEM:+--system "$SYSTEM"} --json $OUT/c$c.json >$OUT/c$c.txt || { cat $OUT/c$c.txt; exit 1; }
+  fi
   snap > $OUT/c$c.after
   python3 - $OUT $c "$LEVELS" <<'PY'
 import json, sys
@@ -60,9 +79,10 @@ def kv(name): return {k: float(v) for k, v in (l.split() for l in open(f"{out}/c
 b, a = kv("before"), kv("after")
 d = {k: a[k] - b[k] for k in a}
 steps = d["hipath_engine_steps_total"]
-print("%-12d %9d %9.0f %6.2f %12.1f %12.1f %12.2f %7.1f %8.2f %11.2f %11.2f %10.0f" % (
+print("%-12d %9d %9.0f %6.2f %12.1f %12.1f %12.2f %7.1f %8.2f %11.2f %11.2f %10.0f %8d %8.1f" % (
     s["concurrency"], s["requests"], s["tokens_per_s"], s["tokens_per_s"] / s1["tokens_per_s"], s["ttft_p50_ms"], s["ttft_p99_ms"],
     s["tpot_p50_ms"], d["hipath_batch_size_sum"] / max(d["hipath_batch_size_count"], 1), s["wall_s"] / max(steps, 1) * 1e3,
-    d["cpu_s"] / s["wall_s"], s["client_cpu_s"] / s["wall_s"], s["tokens"] / max(d["cpu_s"], 1e-9)))
+    d["cpu_s"] / s["wall_s"], s["client_cpu_s"] / s["wall_s"], s["tokens"] / max(d["cpu_s"], 1e-9),
+    d["hipath_num_preemptions_total"], 100 * d["hipath_prefix_cache_hits_total"] / max(d["hipath_prefix_cache_queries_total"], 1)))
 PY
 done

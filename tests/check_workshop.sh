@@ -1,7 +1,9 @@
 #!/bin/sh
 # hipath serve --workshop (docs/workshop.md): tests/web/workshop.js drives
 # two students and the teacher in headless chromium (playwright-core) and
-# a third student through the official openai SDK, against the ASan build;
+# a third student through the official openai SDK, against the ASan build
+# (and the scheduler's chunks, preemptions and prefix-cache hits on the
+# teacher's page, under the teacher's long prompts);
 # then curl for what no page sends: no key, a bad key, a bad join body,
 # the teacher's key without the caps, and --workshop's printed lines.
 # Without --workshop nothing changes (tests/check_web*.sh). Screenshots:
@@ -21,8 +23,9 @@ fail=0
 . tests/server/serve.sh
 RATE=3
 
-# --host 127.0.0.1: a test listens on loopback only (--workshop alone listens on every interface)
-start ws "$MODEL" --workshop --host 127.0.0.1 --workshop-rate $RATE --workshop-max-tokens 16 \
+# --host 127.0.0.1: a test listens on loopback only (--workshop alone listens on every interface);
+# a pool of 256 tokens (16 blocks) and steps of 32 tokens: the teacher's long prompts are chunked and preempted
+start ws "$MODEL" --workshop --host 127.0.0.1 --workshop-rate $RATE --workshop-max-tokens 16 --kv-cache-mb 0.25 --max-num-batched-tokens 32 \
   --trace-db $OUT/serve.db --labs-dir $OUT/labs
 CODE=$(sed -n 's/.*join code \([A-Z0-9]*\) .*/\1/p' $OUT/ws.log)
 TKEY=$(sed -n 's/.*teacher.s page .* http:[^#]*#key=\([0-9a-f]*\)$/\1/p' $OUT/ws.log)

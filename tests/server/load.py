@@ -3,11 +3,12 @@
 (tests/check_load.sh, bench/serve_bench.sh).
 
 usage: load.py URL --concurrency C --requests N [--max-tokens M] [--ignore-eos]
-               [--temperature T] [--check] [--json FILE] [--prompt TEXT ...]
+               [--temperature T] [--check] [--json FILE] [--prompt TEXT ...] [--system TEXT]
 Each client sends streaming chat requests (temperature 0 unless --temperature) one after another
 until N have been sent in all, and times them where the user sits: TTFT is
 request sent -> first text. --check first asks for every prompt once without
 streaming and one at a time, then requires each stream's text to equal that.
+--system puts the same system message before every prompt (a shared prefix).
 Exit 1 on any HTTP error, error chunk, missing [DONE] or mismatch."""
 import argparse, http.client, json, threading, time, urllib.parse
 
@@ -16,9 +17,10 @@ PROMPTS = ["Hi", "Hello", "Hey", "Who are you?", "What is a GPU?", "What is 2+3?
            "What is HIP?", "Good morning", "What is 7+1?", "Thanks!"]
 
 
-def request(url, prompt, max_tokens, stream, ignore_eos, temperature=0):
+def request(url, prompt, max_tokens, stream, ignore_eos, temperature=0, system=None):
     u = urllib.parse.urlparse(url)
-    body = {"messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens, "temperature": temperature}
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+    body = {"messages": messages, "max_tokens": max_tokens, "temperature": temperature}
     if stream:
         body.update(stream=True, stream_options={"include_usage": True})
     if ignore_eos:
@@ -90,13 +92,14 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--prompt", action="append", help="send only this prompt (repeatable; default: the mixed list)")
+    ap.add_argument("--system", help="a system message before every prompt (a shared prefix)")
     a = ap.parse_args()
     prompts = a.prompt or PROMPTS
 
     ref = {}
     if a.check:   # one at a time, not streamed: the reference
         for p in prompts:
-            r = request(a.url, p, a.max_tokens, False, a.ignore_eos)
+            r = request(a.url, p, a.max_tokens, False, a.ignore_eos, system=a.system)
             if r["error"]:
                 raise SystemExit("reference request failed: %s" % r["error"])
             ref[p] = r["text"]
@@ -111,7 +114,7 @@ def main():
                     return
                 next_i[0] += 1
             try:
-                r = request(a.url, prompts[i % len(prompts)], a.max_tokens, True, a.ignore_eos, a.temperature)
+                r = request(a.url, prompts[i % len(prompts)], a.max_tokens, True, a.ignore_eos, a.temperature, a.system)
             except Exception as e:   # a dropped connection is an error, not a crash of the test
                 r = {"prompt": prompts[i % len(prompts)], "status": 0, "error": repr(e), "text": "", "tokens": 0, "ttft": None}
             with lock:

@@ -8,7 +8,13 @@
 // with its owner and the batch of every step, checked against the sqlite3
 // shell's reading of the trace; the teacher runs lab 1 from it. The
 // official openai SDK, with a third student's key: the cap on max_tokens
-// (400) and the rate (429 with Retry-After).
+// (400) and the rate (429 with Retry-After). The scheduler under pressure
+// (the server's pool is 16 blocks, its step 32 tokens): the teacher sends
+// five long prompts at once through the SDK, then one twice; the page
+// shows a step that computes a chunk of a prompt (hovering it says which),
+// the preemptions and the prefix-cache hits with their requests, and the
+// counters, each checked against the trace and /metrics; the repeat's
+// usage.prompt_tokens_details.cached_tokens is the trace's.
 "use strict";
 const path = require("path");
 const [base, code, teacherKey, out, npmWeb, npmServer, db, rate] = process.argv.slice(2);
@@ -39,6 +45,71 @@ const call = (page, url, method) => page.evaluate(async ([u, m]) => {
   return { status: r.status, body: await r.json().catch(() => null) };
 }, [url, method]);
 
+// Five prompts of about 115 tokens (10 blocks with the reply) at once in a
+// pool of 16 blocks, prefilled 32 tokens a step: chunks, then preemptions;
+// a sixth prompt twice, one after the other: the second's blocks from the
+// prefix cache.
+async function pressure(t, key) {
+  const OpenAI = require(path.resolve(npmServer, "node_modules/openai")).default;
+  const client = new OpenAI({ baseURL: base + "/v1", apiKey: key, maxRetries: 0 });
+  const words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon".split(" ");
+  const prompt = i => Array.from({ length: 30 }, (_, j) => words[(3 * i + j) % words.length]).join(" ");
+  const ask = i => client.chat.completions.create({ model: "tiny-hi", messages: [{ role: "user", content: prompt(i) }],
+                                                    max_tokens: 40, ignore_eos: true, temperature: 0 }).withResponse();
+  const first = await Promise.all([0, 1, 2, 3, 4].map(ask));
+  const again = [await ask(5), await ask(5)][1];   // the pool's blocks are free between the two: the second's are the first's
+  const ids = [...first, again].map(r => Number(r.response.headers.get("x-request-id")));
+  const last = ids[5];
+  for (let i = 0; i < 100 && sql(db, `SELECT count(*) FROM slices WHERE layer = 6 AND name = 'finish' AND request IN (${ids})`) !== "6"; i++)
+    await new Promise(ok => setTimeout(ok, 200));
+  const preempted = sql(db, `SELECT request FROM slices WHERE layer = 6 AND name = 'preempt' AND request IN (${ids}) ORDER BY id`)
+    .split("\n").filter(Boolean).map(Number);
+  const allPreempts = Number(sql(db, "SELECT count(*) FROM slices WHERE layer = 6 AND name = 'preempt'"));
+  const cached = Number(sql(db, `SELECT json_extract(args, '$.cached_tokens') FROM slices WHERE layer = 6 AND name = 'admit' AND request = ${last}`));
+  const [chunkStep, chunks] = sql(db, "SELECT step, json_extract(args, '$.chunks') FROM slices WHERE layer = 6 AND name = 'step' " +
+    "AND EXISTS (SELECT 1 FROM json_each(json_extract(args, '$.chunks')) c WHERE json_extract(c.value, '$.to') < json_extract(c.value, '$.of') " +
+    `AND json_extract(c.value, '$.req') IN (${ids})) ORDER BY id LIMIT 1`).split("|");
+  const chunk = JSON.parse(chunks || "[]").find(c => c.to < c.of && ids.includes(c.req));
+  const usage = again.data.usage;
+  check(usage?.prompt_tokens_details?.cached_tokens === cached && cached > 0,
+        `the repeated prompt's usage.prompt_tokens_details.cached_tokens (${usage?.prompt_tokens_details?.cached_tokens}, through the SDK) is the trace's admit cached_tokens (${cached})`);
+  check(preempted.length > 0 && chunk, `the trace holds preemptions (of ${[...new Set(preempted)]}) and a step ${chunkStep} computing ${JSON.stringify(chunk)}`);
+  if (!chunk || !preempted.length) return;
+
+  await t.waitForFunction(([pre, step, last]) => {
+    const T = window.hipathTeacher, ev = T.events();
+    return pre.every(id => ev.some(e => e.name === "preempt" && e.request === id)) && T.steps().some(s => s.step === step) &&
+      ev.some(e => e.name === "prefix_cache_hit" && e.request === last) && T.requests().some(r => r.request === last && r.finish);
+  }, [preempted, Number(chunkStep), last], { timeout: 60000 });
+  const shown = await t.evaluate(step => window.hipathTeacher.steps().find(s => s.step === step).batch, Number(chunkStep));
+  check(JSON.stringify(shown.find(r => r.req === chunk.req)) === JSON.stringify(chunk),
+        `the page's step ${chunkStep} holds the trace's chunk of request ${chunk.req}: ${JSON.stringify(shown)}`);
+  // hover the step's column: the tip says which chunk of which request
+  const box = await t.locator("#batch").boundingBox();
+  const [i, n] = await t.evaluate(step => { const st = window.hipathTeacher.steps(); return [st.findIndex(s => s.step === step), st.length]; },
+                                  Number(chunkStep));
+  const cw = box.width / Math.max(n, 60);
+  await t.mouse.move(box.x + (i + 0.5) * cw, box.y + box.height - 20);
+  const tip = await t.textContent("#tip");
+  check(tip.includes(`\n${chunk.req} `) && tip.includes(`prefill ${chunk.from}–${chunk.to} of ${chunk.of}`),
+        `hovering step ${chunkStep} tells its chunk: ${tip.split("\n").join(" | ")}`);
+  const rows = await t.$$eval("#sched tr.preempt td:nth-child(2)", tds => tds.map(td => Number(td.textContent)));
+  check(preempted.every(id => rows.includes(id)), `the scheduler's table lists each preempted request (${preempted}): ${rows}`);
+  const hit = await t.textContent("#sched tr.prefix_cache_hit");
+  check(hit.includes(String(last)) && hit.includes(`${cached} prompt tokens cached`), `and the repeat's prefix-cache hit: ${hit}`);
+  const metrics = await (await fetch(base + "/metrics")).text();
+  const counter = k => Number(new RegExp(`^hipath_${k} (\\d+)`, "m").exec(metrics)?.[1]);
+  await t.waitForFunction(n => document.getElementById("counters").textContent.startsWith(`preemptions ${n} `), counter("num_preemptions_total"),
+                          { timeout: 10000 }).catch(() => {});
+  const counters = await t.textContent("#counters");
+  const rate = (100 * counter("prefix_cache_hits_total") / counter("prefix_cache_queries_total")).toFixed(1);
+  check(counter("num_preemptions_total") === allPreempts && counters.includes(`preemptions ${allPreempts} `) && counters.includes(`${rate}%`),
+        `the counters: /metrics' preemptions are the trace's (${allPreempts}) and the page shows them with the hit rate: ${counters}`);
+  const live = await t.textContent("#live");
+  check(live.includes(String(cached)), `the live table shows the repeat's cached tokens (${cached})`);
+  await t.screenshot({ path: `${out}/teacher-scheduler.png`, fullPage: true });
+}
+
 async function main() {
   const browser = await launch(npmWeb);
   const [a, b] = await Promise.all([student(browser, "Ana"), student(browser, "Bo 博")]);
@@ -58,7 +129,7 @@ async function main() {
         `Ana's /api/requests lists her request only: ${JSON.stringify(mine.body?.requests?.map(r => r.request))}`);
   const lab = await call(a.page, "/api/labs/1/run?device=h100", "POST");
   check(lab.status === 403 && lab.body?.error?.code === "teacher_only", `a student's key cannot start a lab: ${lab.status} ${lab.body?.error?.code}`);
-  for (const u of ["/api/workshop", "/api/workshop/steps", "/api/runs"]) {
+  for (const u of ["/api/workshop", "/api/workshop/steps", "/api/workshop/scheduler", "/api/workshop/requests", "/api/runs"]) {
     const r = await call(a.page, u);
     check(r.status === 403, `a student's key on ${u}: ${r.status}`);
   }
@@ -100,7 +171,7 @@ async function main() {
   check(!(await t.evaluate(() => location.hash)), "the key leaves the teacher's URL once read");
   await t.waitForFunction(ids => {
     const rs = window.hipathTeacher?.requests() ?? [], st = window.hipathTeacher?.steps() ?? [];
-    return ids.every(id => rs.some(r => r.request === id && r.finish) && st.some(s => s[8].includes(id)));
+    return ids.every(id => rs.some(r => r.request === id && r.finish) && st.some(s => s.batch.some(r => r.req === id)));
   }, [a.id, b.id], { timeout: 60000 });
   const names = await t.textContent("#names");
   check(names.includes("Ana") && names.includes("Bo 博") && names.includes("Cy"), `the teacher sees who joined: ${names.trim()}`);
@@ -113,11 +184,12 @@ async function main() {
   const shown = await t.evaluate(() => window.hipathTeacher.requests().map(r => [r.request, r.owner]));
   check(owners.every(([id, o]) => shown.some(([i, so]) => i === Number(id) && so === o)) && owners.length >= 2 + Number(rate),
         `every student request the trace holds is listed with its owner (${owners.length}): ${owners.slice(0, 3).map(o => o.join(" ")).join(", ")}…`);
-  const steps = await t.evaluate(() => window.hipathTeacher.steps().map(s => [s[3], s[8].join(",")]));
+  const steps = await t.evaluate(() => window.hipathTeacher.steps().map(s => [s.step, s.batch.map(r => r.req).join(",")]));
   const want = sql(db, "SELECT step, json_extract(args, '$.requests') FROM slices WHERE layer = 6 AND name = 'step' ORDER BY id")
     .split("\n").map(l => l.split("|")).filter(([st]) => steps.some(([s]) => s === Number(st)));
   check(want.length === steps.length && want.every(([st, ids], i) => steps[i][0] === Number(st) && `[${steps[i][1]}]` === ids),
         `the batch view holds each step's requests as the trace does (${steps.length} steps)`);
+  await pressure(t, teacherKey);
   await t.waitForSelector("#ttft svg rect.bar");
   await t.waitForSelector("#tpot svg rect.bar");
   await t.screenshot({ path: `${out}/teacher.png`, fullPage: true });

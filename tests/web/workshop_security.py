@@ -103,7 +103,7 @@ def room(code, tkey, db):
     nulls = con.execute("SELECT count(*) FROM slices WHERE run_id = ? AND name = 'sample' AND request IS NULL", (run_id,)).fetchone()[0]
     check(nulls == 0, f"every sampled token names its request ({nulls} without)")
     ids = [r[0] for r in con.execute("SELECT id FROM slices WHERE run_id = ? ORDER BY id", (run_id,))]
-    seen = leaks = readable = 0
+    seen = leaks = readable = own_chunks = 0
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=("127.0.0.11", 0))
     for sid in ids:
         c.request("GET", f"/api/slices/{sid}", headers={"Authorization": f"Bearer {ka}"})
@@ -117,14 +117,20 @@ def room(code, tkey, db):
         args = s.get("args", {})
         if s.get("request") not in (None, *own_a) or (s.get("request") is None and s["name"] == "sample"):
             leaks += 1
-        ids_in = args.get("requests")
+        ids_in, chunks = args.get("requests"), args.get("chunks")
         if isinstance(ids_in, str):   # the trace keeps a step's ids as JSON text
             ids_in = json.loads(ids_in)
-        if isinstance(ids_in, list) and (set(ids_in) - own_a or set(args) - {"requests", "batch_size"}):
+        if isinstance(ids_in, list) and (set(ids_in) - own_a or set(args) - {"requests", "chunks", "batch_size"}):
             leaks += 1
+        if chunks is not None and (not isinstance(chunks, list) or   # a student's own prompt's chunks only
+                                   any(not isinstance(c, dict) or c.get("req") not in own_a for c in chunks)):
+            leaks += 1
+        own_chunks += len(chunks or [])
     c.close()
     check(together > 0, f"Ben's request {idb} shared a step with Ana's ({together} steps): the case to guard")
-    check(leaks == 0, f"of {seen} events Ana may read {readable}: none is Ben's, no step lists Ben's id ({leaks} leaks)")
+    check(leaks == 0, f"of {seen} events Ana may read {readable}: none is Ben's, no step lists Ben's id or chunk ({leaks} leaks); "
+                      f"her own prompts' chunks are there ({own_chunks})")
+    check(own_chunks > 0, f"a step shows Ana the chunks of her own prompts ({own_chunks})")
     st, j, raw, _ = req("GET", f"/api/requests/{idb}/events", key=ka, src=11)
     check(st == 403, f"Ana does not read Ben's timeline ({st})")
 

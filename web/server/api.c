@@ -351,21 +351,33 @@ static int student_slice_refused(web *w, web_req *rq, sqlite3 *db, int64_t id, e
 }
 
 /* A student's view of a batch's event (a step: its "requests", the ids in
- * it, a JSON array the trace keeps as text): their own ids in it and the
- * batch's size, nothing else of it (its tokens and prefills would say
- * how long the others' prompts are). */
-static void own_part(web *w, web_req *rq, cJSON *args) {
-    cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests"), *id;
-    cJSON *list = cJSON_IsString(ids) ? cJSON_Parse(ids->valuestring) : cJSON_IsArray(ids) ? cJSON_Duplicate(ids, 1) : NULL;
-    if (!ids) return;
+ * it, and its "chunks", the prompts' pieces it computes, {"req", "from",
+ * "to", "of"}; JSON arrays the trace keeps as text): their own ids and
+ * chunks in it and the batch's size, nothing else of it (its tokens and the
+ * others' chunks would say how long the others' prompts are). */
+static cJSON *own_list(web *w, web_req *rq, const cJSON *args, const char *name) {
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(args, name), *e;
+    cJSON *list = cJSON_IsString(in) ? cJSON_Parse(in->valuestring) : cJSON_IsArray(in) ? cJSON_Duplicate(in, 1) : NULL;
     cJSON *mine = cJSON_CreateArray();
-    cJSON_ArrayForEach(id, list)
+    cJSON_ArrayForEach(e, list) {
+        const cJSON *id = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "req") : e;
         if (cJSON_IsNumber(id) && web_workshop_owner(w, (int64_t)id->valuedouble) == rq->student)
-            cJSON_AddItemToArray(mine, cJSON_CreateNumber(id->valuedouble));
-    int n = cJSON_GetArraySize(list);
+            cJSON_AddItemToArray(mine, cJSON_Duplicate(e, 1));
+    }
     cJSON_Delete(list);
+    return mine;
+}
+
+static void own_part(web *w, web_req *rq, cJSON *args) {
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests");
+    if (!ids) return;
+    cJSON *all = cJSON_IsString(ids) ? cJSON_Parse(ids->valuestring) : NULL;
+    int n = cJSON_GetArraySize(cJSON_IsArray(ids) ? ids : all);
+    cJSON_Delete(all);
+    cJSON *mine = own_list(w, rq, args, "requests"), *chunks = own_list(w, rq, args, "chunks");
     while (args->child) cJSON_Delete(cJSON_DetachItemViaPointer(args, args->child));
     cJSON_AddItemToObject(args, "requests", mine);
+    cJSON_AddItemToObject(args, "chunks", chunks);
     cJSON_AddNumberToObject(args, "batch_size", n);
 }
 

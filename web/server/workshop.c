@@ -507,31 +507,45 @@ static enum MHD_Result remove_student(web *w, web_req *rq, const char *n) {
     return web_json(rq, 200, o);
 }
 
+/* A step's row (web-workshop-steps.sql's columns): its numbers, then its
+ * requests' ids and its chunks, parsed ([] for a step written without). */
+static cJSON *step_row(sqlite3_stmt *st) {
+    cJSON *row = cJSON_CreateArray();
+    for (int i = 0; i < 10; i++) cJSON_AddItemToArray(row, cJSON_CreateNumber(sqlite3_column_double(st, i)));
+    for (int i = 10; i < 12; i++) {
+        cJSON *list = cJSON_Parse((const char *)sqlite3_column_text(st, i));
+        cJSON_AddItemToArray(row, cJSON_IsArray(list) ? list : (cJSON_Delete(list), cJSON_CreateArray()));
+    }
+    return row;
+}
+
 /* GET /api/workshop/steps?after=ID&limit=: the engine's steps (layer 6's
- * "step" slices), oldest first, after slice ID: when, how long, the batch
- * (its request ids), its tokens and the KV blocks in use. */
-static enum MHD_Result steps(web *w, web_req *rq, sqlite3 *db) {
+ * "step" slices), oldest first, after slice ID: when, how long, its
+ * prefill and decode tokens, the KV blocks in use, the batch (its request
+ * ids) and which chunk of its prompt each prefill computes.
+ * GET /api/workshop/scheduler?after=ID&limit= (events): the scheduler's
+ * preemptions, resumptions and prefix-cache hits (layer 6's instants),
+ * oldest first, after slice ID, each with its request, tokens and blocks. */
+static enum MHD_Result after_id(web *w, web_req *rq, sqlite3 *db, int events) {
     int64_t after = 0, limit = MAX_STEPS;
     web_param ps[] = { { "after", 0, INT64_MAX, &after }, { "limit", 1, MAX_STEPS, &limit } };
     enum MHD_Result r;
     if (web_params(rq, ps, 2, &r)) return r;
-    sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_STEPS, w->run, after, limit);
-    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "steps");
-    cJSON_AddStringToObject(o, "columns", "id, ts_ns, dur_ns, step, tokens, n_prefill, n_decode, kv_blocks_used, requests");
-    while (st && sqlite3_step(st) == SQLITE_ROW) {
-        cJSON *row = cJSON_CreateArray();
-        for (int i = 0; i < 8; i++) cJSON_AddItemToArray(row, cJSON_CreateNumber(sqlite3_column_double(st, i)));
-        cJSON *ids = cJSON_Parse((const char *)sqlite3_column_text(st, 8));
-        cJSON_AddItemToArray(row, cJSON_IsArray(ids) ? ids : (cJSON_Delete(ids), cJSON_CreateArray()));
-        cJSON_AddItemToArray(a, row);
-    }
+    sqlite3_stmt *st = TSQL_PREP(db, events ? TSQL_WEB_WORKSHOP_SCHEDULER : TSQL_WEB_WORKSHOP_STEPS, w->run, after, limit);
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, events ? "events" : "steps");
+    static const char *const keys[] = { "id", "ts_ns", "name", "request", "tokens", "blocks" };
+    if (!events)
+        cJSON_AddStringToObject(o, "columns", "id, ts_ns, dur_ns, step, tokens, n_prefill, n_decode, kv_blocks_used, "
+                                              "prefill_tokens, decode_tokens, requests, chunks");
+    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, events ? web_row(st, keys, 6) : step_row(st));
     sqlite3_finalize(st);
     return web_json(rq, 200, o);
 }
 
 /* GET /api/workshop/requests?after=N: every request after N, from layer
  * 6's events: who sent it, when it arrived, its TTFT (first_token), its
- * tokens, latency and finish (finish), or its refusal. */
+ * tokens, latency and finish (finish), or its refusal; the prompt tokens
+ * the prefix cache held at its admission, and how often it was preempted. */
 static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     int64_t after = 0;
     web_param ps[] = { { "after", 0, INT64_MAX, &after } };
@@ -539,8 +553,9 @@ static enum MHD_Result requests(web *w, web_req *rq, sqlite3 *db) {
     if (web_params(rq, ps, 1, &r)) return r;
     sqlite3_stmt *st = TSQL_PREP(db, TSQL_WEB_WORKSHOP_REQUESTS, w->run, after, MAX_REQUESTS);
     cJSON *o = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(o, "requests");
-    static const char *const keys[] = { "request", "arrived_ns", "owner", "ttft_s", "tokens", "latency_s", "finish", "refused" };
-    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 8));
+    static const char *const keys[] = { "request", "arrived_ns", "owner", "ttft_s", "tokens", "latency_s", "finish", "refused",
+                                        "cached_tokens", "preempted" };
+    while (st && sqlite3_step(st) == SQLITE_ROW) cJSON_AddItemToArray(a, web_row(st, keys, 10));
     sqlite3_finalize(st);
     return web_json(rq, 200, o);
 }
@@ -552,7 +567,8 @@ enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const 
         if (strcmp(method, "POST")) return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on /api/workshop/join", method);
         return join(w, rq, body, len);
     }
-    int what = !*rest ? 1 : !strcmp(rest, "steps") ? 2 : !strcmp(rest, "requests") ? 3 : !strncmp(rest, "students/", 9) ? 4 : 0;
+    int what = !*rest ? 1 : !strcmp(rest, "steps") ? 2 : !strcmp(rest, "requests") ? 3 : !strncmp(rest, "students/", 9) ? 4
+             : !strcmp(rest, "scheduler") ? 5 : 0;
     if (!what) return web_fail(rq, 404, "not_found", NULL, "no such endpoint: /api/workshop/%.100s", rest);
     if (what == 4 ? strcmp(method, "DELETE") : !get)
         return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed on /api/workshop/%.100s", method, rest);
@@ -562,7 +578,7 @@ enum MHD_Result web_workshop_api(web *w, web_req *rq, const char *method, const 
     enum MHD_Result r;
     sqlite3 *db = web_db(w, rq, &r);
     if (!db) return r;
-    r = what == 2 ? steps(w, rq, db) : requests(w, rq, db);
+    r = what == 3 ? requests(w, rq, db) : after_id(w, rq, db, what == 5);
     sqlite3_close(db);
     return r;
 }

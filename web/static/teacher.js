@@ -1,9 +1,12 @@
 // teacher.js -- the projector's page in a workshop (hipath serve
 // --workshop): the join code and who joined, every request as it arrives
 // with its student, the scheduler's batch step by step (layer 6's "step"
-// events: which requests shared a step, the KV blocks in use), TTFT and
-// TPOT histograms, and a lab run. It polls the teacher's endpoints
-// (/api/workshop, /steps, /requests) once a second; the server's key comes
+// events: which requests shared a step, the prefill chunks and decodes in
+// it, the KV blocks in use), its preemptions and prefix-cache hits (layer
+// 6's preempt, resume and prefix_cache_hit instants; the counters of
+// /metrics), TTFT and TPOT histograms, and a lab run. It polls the
+// teacher's endpoints (/api/workshop, /steps, /scheduler, /requests) and
+// /metrics once a second; the server's key comes
 // in the URL's fragment (#key=..., never sent over the wire) and is kept
 // for this tab as the header's key is.
 "use strict";
@@ -11,6 +14,12 @@
 const MAX_STEPS = 600;   // steps kept and drawn: the last ones
 const reqs = new Map();  // request id -> its row from /api/workshop/requests
 let steps = [], lastStep = 0, after = 0, kvTotal = 0;
+let events = [], lastEvent = 0, counters = {};   // the scheduler's instants; /metrics' counters
+// A step of /api/workshop/steps, by name; its batch, a request each: {req}
+// for a decode, {req, from, to, of} for a prefill's chunk (ids from..to of of).
+const stepOf = ([id, ts, dur, step, tokens, nPrefill, nDecode, kv, prefill, decode, ids, chunks]) =>
+  ({ id, ts, dur, step, tokens, nPrefill, nDecode, kv, prefill, decode, events: [],
+     batch: ids.map(req => chunks.find(c => c.req === req) ?? { req }) });
 
 const keyIn = location.hash.match(/key=([0-9A-Za-z_-]+)/);
 if (keyIn) {
@@ -50,6 +59,16 @@ async function room() {
   }
 }
 
+// A teacher's list after slice id `after`, 2,000 an answer: [its rows, the last one's id].
+async function listAfter(path, field, after, idOf) {
+  for (let rows = [];;) {
+    const page = (await hp.api(`${path}?after=${after}`))[field];
+    rows = rows.concat(page);
+    if (page.length) after = idOf(page[page.length - 1]);
+    if (page.length < 2000) return [rows, after];
+  }
+}
+
 async function poll() {
   const r = await hp.api(`/api/workshop/requests?after=${after}`);
   for (const q of r.requests) reqs.set(q.request, q);
@@ -57,22 +76,57 @@ async function poll() {
   const last = r.requests.length ? r.requests[r.requests.length - 1].request : after;
   const open = [...reqs.values()].filter(q => q.finish == null && q.refused == null && q.request > last - 400).map(q => q.request);
   after = open.length ? Math.min(...open) - 1 : last;
-  for (;;) {
-    const s = await hp.api(`/api/workshop/steps?after=${lastStep}`);
-    steps = steps.concat(s.steps).slice(-MAX_STEPS);
-    if (s.steps.length) lastStep = s.steps[s.steps.length - 1][0];
-    if (s.steps.length < 2000) break;
+  let got;
+  [got, lastStep] = await listAfter("/api/workshop/steps", "steps", lastStep, s => s[0]);
+  steps = steps.concat(got.map(stepOf)).slice(-MAX_STEPS);
+  [got, lastEvent] = await listAfter("/api/workshop/scheduler", "events", lastEvent, e => e.id);
+  events = events.concat(got).slice(-MAX_STEPS);
+  // An event belongs to the step composed with it: the first that begins at or after it.
+  for (const s of steps) s.events = [];
+  let i = 0;
+  for (const e of [...events].sort((a, b) => a.ts_ns - b.ts_ns)) {
+    while (i < steps.length && steps[i].ts < e.ts_ns) i++;
+    e.step = steps[i]?.step;
+    steps[i]?.events.push(e);
   }
+  const m = await fetch("/metrics").then(r => r.text()).catch(() => "");   // open, as a scraper reads it
+  for (const k of ["num_preemptions_total", "prefix_cache_queries_total", "prefix_cache_hits_total", "kv_blocks_total"])
+    counters[k] = Number(new RegExp(`^hipath_${k} (\\d+)`, "m").exec(m)?.[1] ?? NaN);
+  kvTotal = counters.kv_blocks_total || kvTotal;
+}
+
+const who = id => reqs.get(id)?.owner || hp.t("teacher");
+// One request's part of a step, in words: "prefill 512–1024 of 2000" or "decode".
+const part = r => r.of != null ? `${hp.t("prefill")} ${r.from}–${r.to} ${hp.t("of")} ${r.of}` : hp.t("decode");
+const eventWords = e => e.name === "preempt" ? `${hp.t("ev_preempt")}: ${e.tokens} ${hp.t("tokens")}, ${e.blocks} ${hp.t("blocks_freed")}`
+  : e.name === "resume" ? `${hp.t("ev_resume")}: ${e.tokens} ${hp.t("tokens_again")}`
+  : `${hp.t("ev_prefix_cache_hit")}: ${e.tokens} ${hp.t("tokens_cached")}`;
+
+// The counters and the scheduler's last events, newest first.
+function drawScheduler() {
+  const c = counters, rate = c.prefix_cache_queries_total > 0 ? c.prefix_cache_hits_total / c.prefix_cache_queries_total : null;
+  const chunked = steps.filter(s => s.batch.some(r => r.to < r.of)).length;   // a prompt cut short by the budget
+  document.getElementById("counters").textContent = `${hp.t("preemptions")} ${Number.isNaN(c.num_preemptions_total) ? "–" : c.num_preemptions_total} · ` +
+    `${hp.t("prefix_hit_rate")} ${rate == null ? "–" : (100 * rate).toFixed(1) + "%"} (${c.prefix_cache_hits_total || 0} / ` +
+    `${c.prefix_cache_queries_total || 0} ${hp.t("prompt_tokens")}) · ${hp.t("chunked_steps")} ${chunked} / ${steps.length}`;
+  const t = document.getElementById("sched");
+  t.innerHTML = `<tr><th>${hp.esc(hp.t("step"))}</th><th>#</th><th>${hp.esc(hp.t("owner"))}</th><th>${hp.esc(hp.t("what_happened"))}</th></tr>` +
+    events.slice(-25).reverse().map(e => `<tr class="${hp.esc(e.name)}"><td class="num">${e.step ?? "…"}</td>` +
+      `<td><a href="/trace/${e.request}">${e.request}</a></td><td data-k="${studentOf(reqs.get(e.request)?.owner)}">${hp.esc(who(e.request))}</td>` +
+      `<td>${hp.esc(eventWords(e))}</td></tr>`).join("");
+  for (const td of t.querySelectorAll("td[data-k]")) td.style.color = colour(Number(td.dataset.k));
 }
 
 function drawLive() {
   const t = document.getElementById("live");
   const rows = [...reqs.values()].sort((a, b) => b.request - a.request).slice(0, 25);
   t.innerHTML = `<tr><th>#</th><th>${hp.esc(hp.t("owner"))}</th><th>${hp.esc(hp.t("ttft"))}</th><th>${hp.esc(hp.t("tpot"))}</th>` +
-    `<th>${hp.esc(hp.t("tokens"))}</th><th>${hp.esc(hp.t("finish"))}</th></tr>` + rows.map(q =>
+    `<th>${hp.esc(hp.t("tokens"))}</th><th>${hp.esc(hp.t("cached"))}</th><th>${hp.esc(hp.t("preempted"))}</th>` +
+    `<th>${hp.esc(hp.t("finish"))}</th></tr>` + rows.map(q =>
     `<tr><td><a href="/trace/${q.request}">${q.request}</a></td><td data-k="${studentOf(q.owner)}">${hp.esc(q.owner || hp.t("teacher"))}</td>` +
     `<td class="num">${q.ttft_s != null ? hp.dur(q.ttft_s * 1e9) : "…"}</td><td class="num">${tpot(q) != null ? hp.dur(tpot(q) * 1e9) : "–"}</td>` +
-    `<td class="num">${q.tokens ?? "…"}</td><td>${hp.esc(q.refused ? q.refused + " " + hp.t("refused") : q.finish ?? "…")}</td></tr>`).join("");
+    `<td class="num">${q.tokens ?? "…"}</td><td class="num">${q.cached_tokens ?? ""}</td><td class="num">${q.preempted || ""}</td>` +
+    `<td>${hp.esc(q.refused ? q.refused + " " + hp.t("refused") : q.finish ?? "…")}</td></tr>`).join("");
   for (const td of t.querySelectorAll("td[data-k]")) td.style.color = colour(Number(td.dataset.k));   // CSSOM: the CSP allows no style attributes
 }
 
@@ -91,34 +145,55 @@ function histogram(id, values) {
     ylabel: hp.t("count"), width: 560, height: 240, fmty: y => Number.isInteger(y) ? String(y) : "" }));
 }
 
-// One column a step, one cell a request in it (its student's colour); the KV blocks as a line.
+// One column a step, one cell a request in it (its student's colour: solid
+// for a decode, pale with a border for a prefill's chunk, taller as it holds
+// more of the step's tokens); the KV blocks as a line; above a column, a
+// red triangle where a request was preempted, a blue one where one resumed,
+// a green dot where the prefix cache held a prompt's first blocks.
 function drawBatch() {
   const c = document.getElementById("batch"), dpr = window.devicePixelRatio || 1;
-  const W = c.clientWidth, H = c.clientHeight;
+  const W = c.clientWidth, H = c.clientHeight, top = 12, base = H - 14;
   c.width = W * dpr; c.height = H * dpr;
   const g = c.getContext("2d");
   g.scale(dpr, dpr);
   g.clearRect(0, 0, W, H);
   if (!steps.length) return;
-  const maxB = Math.max(1, ...steps.map(s => s[8].length)), maxKV = Math.max(1, ...steps.map(s => s[7]));
-  const cw = W / Math.max(steps.length, 60), ch = (H - 14) / maxB;
-  steps.forEach((s, i) => s[8].forEach((id, k) => {
-    g.fillStyle = colour(studentOf(reqs.get(id)?.owner));
-    g.fillRect(i * cw, H - 14 - (k + 1) * ch, Math.max(1, cw - 0.5), Math.max(1, ch - 0.5));
-  }));
+  const maxB = Math.max(1, ...steps.map(s => s.batch.length)), maxKV = Math.max(1, ...steps.map(s => s.kv));
+  const cw = W / Math.max(steps.length, 60), ch = (base - top) / maxB;
+  steps.forEach((s, i) => {
+    // a prefill chunk takes more of the column than a decode, as it holds more tokens (log scale: 1 to the step's most)
+    const weight = r => r.of != null ? 1 + Math.log2(r.to - r.from) : 1, sum = s.batch.reduce((a, r) => a + weight(r), 0);
+    let y = base;
+    for (const r of s.batch) {
+      const h = (base - top) * (s.batch.length / maxB) * weight(r) / sum, k = studentOf(reqs.get(r.req)?.owner);
+      g.fillStyle = r.of != null ? `hsl(${(k * 137.5) % 360} 65% 86%)` : colour(k);
+      g.fillRect(i * cw, y - h, Math.max(1, cw - 0.5), Math.max(1, h - 0.5));
+      if (r.of != null) { g.strokeStyle = colour(k); g.strokeRect(i * cw + 0.5, y - h + 0.5, Math.max(1, cw - 1.5), Math.max(1, h - 1.5)); }
+      y -= h;
+    }
+    s.events.forEach((e, j) => {
+      g.fillStyle = e.name === "preempt" ? "#d62728" : e.name === "resume" ? "#1f77b4" : "#2ca02c";
+      const x = i * cw + cw / 2, yy = 2 + (j % 2) * 5;
+      g.beginPath();
+      if (e.name === "prefix_cache_hit") g.arc(x, yy + 3, 3, 0, 7);
+      else { g.moveTo(x - 4, yy); g.lineTo(x + 4, yy); g.lineTo(x, yy + 7); }
+      g.fill();
+    });
+  });
   g.strokeStyle = "#222";
   g.beginPath();
-  steps.forEach((s, i) => g[i ? "lineTo" : "moveTo"](i * cw + cw / 2, H - 14 - (s[7] / maxKV) * (H - 20)));
+  steps.forEach((s, i) => g[i ? "lineTo" : "moveTo"](i * cw + cw / 2, base - (s.kv / maxKV) * (base - top - 6)));
   g.stroke();
   g.fillStyle = "#555";
   g.font = "11px system-ui";
-  g.fillText(`${hp.t("step")} ${steps[0][3]} … ${steps[steps.length - 1][3]} · max batch ${maxB} · ${hp.t("kv_used")} ≤ ${maxKV}` +
-             (kvTotal ? ` / ${kvTotal}` : ""), 4, H - 2);
+  g.fillText(`${hp.t("step")} ${steps[0].step} … ${steps[steps.length - 1].step} · max batch ${maxB} · ${hp.t("kv_used")} ≤ ${maxKV}` +
+             (kvTotal ? ` / ${kvTotal}` : "") + ` · ${hp.t("max_step_tokens")} ${Math.max(...steps.map(s => s.tokens))}`, 4, H - 2);
   c.onmousemove = ev => {
     const s = steps[Math.floor(ev.offsetX / cw)], tip = document.getElementById("tip");
     if (!s) { tip.style.display = "none"; return; }
-    tip.textContent = `${hp.t("step")} ${s[3]}: ${hp.dur(s[2])}, ${s[4]} ${hp.t("tokens")} (${s[5]} prefill, ${s[6]} decode), ` +
-      `${hp.t("kv_used")} ${s[7]}\n` + s[8].map(id => `${id} ${reqs.get(id)?.owner || hp.t("teacher")}`).join("\n");
+    tip.textContent = `${hp.t("step")} ${s.step}: ${hp.dur(s.dur)}, ${s.tokens} ${hp.t("tokens")} (${s.prefill} ${hp.t("prefill")}, ` +
+      `${s.decode} ${hp.t("decode")}), ${hp.t("kv_used")} ${s.kv}\n` + s.batch.map(r => `${r.req} ${who(r.req)}: ${part(r)}`).join("\n") +
+      s.events.map(e => `\n${e.request} ${who(e.request)}: ${eventWords(e)}`).join("");
     tip.style.display = "block";
     tip.style.left = c.offsetLeft + ev.offsetX + 12 + "px";
     tip.style.top = c.offsetTop + ev.offsetY + 12 + "px";
@@ -153,6 +228,7 @@ async function tick() {
     histogram("ttft", done.map(q => q.ttft_s));
     histogram("tpot", done.map(tpot));
     drawBatch();
+    drawScheduler();
     document.getElementById("status").textContent = "";
     document.body.dataset.polled = String(Number(document.body.dataset.polled || 0) + 1);
   } catch (e) {
@@ -162,14 +238,11 @@ async function tick() {
 }
 
 // For tests/web/workshop.js: what the page holds.
-window.hipathTeacher = { steps: () => steps, requests: () => [...reqs.values()] };
+window.hipathTeacher = { steps: () => steps, requests: () => [...reqs.values()], events: () => events, counters: () => counters };
 
 async function main() {
   await hp.header("teacher");
   document.getElementById("joinurl").textContent = location.origin + "/join";
-  // the pool's size, from layer 6's /metrics (open, as a scraper reads it)
-  const m = await fetch("/metrics").then(r => r.text()).catch(() => "");
-  kvTotal = Number(/^hipath_kv_blocks_total (\d+)/m.exec(m)?.[1]) || 0;
   labRunner();
   tick();
 }

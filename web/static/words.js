@@ -32,7 +32,16 @@ const WORDS = {
     join: "Join", join_title: "Join the workshop", code: "join code", yourname: "your name", joined: "joined as",
     join_link: "join the workshop →", student: "student", teacher: "Teacher", join_at: "Students: open", students: "students",
     live: "Requests, live", owner: "who", tokens: "tokens", finish: "finish", tpot: "TPOT", batch: "The batch, step by step",
-    batch_note: "each column is one engine step; each cell a request in it, coloured by its student; the line is the KV blocks in use",
+    batch_note: "each column is one engine step; each cell a request in it, coloured by its student: solid a decode (one token), pale and " +
+      "outlined a prefill's chunk (taller for more tokens); the line is the KV blocks in use; above a step, ▼ red: a request preempted, " +
+      "▼ blue: one resumed, ● green: a prefix-cache hit. Hover a step for its chunks.",
+    scheduler: "The scheduler: preemptions and the prefix cache", preemptions: "preemptions", prefix_hit_rate: "prefix cache hit rate",
+    prompt_tokens: "prompt tokens", chunked_steps: "steps that cut a prompt", what_happened: "what happened",
+    scheduler_note: "preempted: its KV blocks freed, it waits at the queue's head and computes its tokens again when resumed " +
+      "(vLLM's recompute); a prefix-cache hit: a prompt's first full blocks were in the cache, their tokens not computed. Counters from /metrics.",
+    ev_preempt: "preempted", ev_resume: "resumed", ev_prefix_cache_hit: "prefix cache hit", blocks_freed: "KV blocks freed",
+    tokens_again: "tokens to compute again", tokens_cached: "prompt tokens cached", prefill: "prefill", decode: "decode", of: "of",
+    cached: "cached", preempted: "preempted", max_step_tokens: "most tokens in a step",
     kv_used: "KV blocks used", ttft_hist: "TTFT, every request so far", tpot_hist: "TPOT, every request so far",
     count: "requests", run_lab: "Run a lab on the projector", open_lab: "open its charts →", refused: "refused",
     remove: "remove", removed: "removed", remove_ask: "Remove this student? Their key stops working.",
@@ -179,7 +188,16 @@ const WORDS = {
     join: "加入", join_title: "加入工作坊", code: "加入码", yourname: "你的名字", joined: "已加入：",
     join_link: "加入工作坊 →", student: "学生", teacher: "教师", join_at: "学生请打开", students: "学生",
     live: "实时请求", owner: "谁", tokens: "词元", finish: "结束", tpot: "TPOT", batch: "批次，一步一步",
-    batch_note: "每一列是一个引擎步；每一格是其中的一个请求，按学生着色；折线是正在使用的 KV 块",
+    batch_note: "每一列是一个引擎步；每一格是其中的一个请求，按学生着色：实心为 decode（一个词元），浅色带边框为 prefill 的一块" +
+      "（词元越多越高）；折线是正在使用的 KV 块；步的上方，红色 ▼：有请求被抢占，蓝色 ▼：有请求恢复，绿色 ●：前缀缓存命中。" +
+      "鼠标悬停在某一步上可查看它的分块。",
+    scheduler: "调度器：抢占与前缀缓存", preemptions: "抢占次数", prefix_hit_rate: "前缀缓存命中率",
+    prompt_tokens: "个提示词元", chunked_steps: "切分了提示的步", what_happened: "发生了什么",
+    scheduler_note: "被抢占：释放它的 KV 块，它回到队首等待，恢复时重新计算已有的词元（vLLM 的 recompute）；" +
+      "前缀缓存命中：提示开头的完整块已在缓存中，这些词元不再计算。计数来自 /metrics。",
+    ev_preempt: "被抢占", ev_resume: "已恢复", ev_prefix_cache_hit: "前缀缓存命中", blocks_freed: "个 KV 块被释放",
+    tokens_again: "个词元需重新计算", tokens_cached: "个提示词元已缓存", prefill: "prefill", decode: "decode", of: "/",
+    cached: "已缓存", preempted: "被抢占", max_step_tokens: "单步最多词元",
     kv_used: "已用 KV 块", ttft_hist: "TTFT，到目前为止的所有请求", tpot_hist: "TPOT，到目前为止的所有请求",
     count: "请求数", run_lab: "在投影上运行实验", open_lab: "打开图表 →", refused: "被拒绝",
     remove: "移除", removed: "已移除", remove_ask: "移除这名学生？其密钥将立即失效。",
