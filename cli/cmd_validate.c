@@ -24,8 +24,9 @@ static const char USAGE[] =
     "faster than the GPU was). Calibrated: an efficiency per kernel class (GEMM bound by\n"
     "compute or memory, attention in prefill and decode, elementwise, launches) and\n"
     "engine family, and a fixed host time per request, fitted to the rows marked\n"
-    "calibrate by least squares on log time, applied to the others (held out). Leave-one-source-out (loso): the same fit without\n"
-    "each source's rows, predicting them. Every figure is modeled or copied from the\n"
+    "calibrate by least squares on log time, applied to the others (held out).\n"
+    "Leave-one-source-out (loso): the same fit without each source's rows, predicting\n"
+    "them. Every figure is modeled or copied from the\n"
     "table: the same on any machine. docs/devices.md.\n";
 
 #define PHASES 3
