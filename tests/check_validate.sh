@@ -8,7 +8,8 @@
 # as the full one (--full-trace); each modeled figure is its time's
 # arithmetic and at least as slow as the calculator's bound; the kernel-class
 # fit (issue 44) recomputed here with numpy from the rows' own fields (its own
-# column rule, the profiles' peaks, its own Levenberg-Marquardt) gives the
+# column rule, the profiles' peaks, its own count of each row's requests, its
+# own Levenberg-Marquardt) gives the
 # same efficiencies, calibrated and leave-one-source-out figures, and the
 # per-phase medians; a bad table is refused in one line.
 cd "$(dirname "$0")/.." || exit 1
