@@ -128,6 +128,7 @@ static int run_row(lab *L, validate_row *r) {
     if (decode && wave_time(L, r, device, mid, 2, 1, &d)) return -1;
     double steps = !decode ? 0 : !prefill ? 1 : r->gen_len - 1;
     r->int8_over_fp16 = L->gpu.peak.int8 / L->gpu.peak.fp16;
+    r->fp32_over_fp16 = L->gpu.peak.fp32 / L->gpu.peak.fp16;
     r->copy_s = p.copy_s + steps * d.copy_s;
     r->launch_s = p.launch_s + steps * d.launch_s;
     r->waves_s = r->copy_s;

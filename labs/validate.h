@@ -36,6 +36,7 @@ typedef struct {
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */
     double int8_over_fp16;        /* the profile's int8 peak over its fp16 one */
+    double fp32_over_fp16;        /* and its fp32 peak over its fp16 one */
     double modeled;               /* tokens/s from the datasheet profile */
     double efficiency;            /* calibrate rows: waves / (measured time - launches) */
     double calibrated;            /* tokens/s with the kernel-class efficiencies fitted to the calibrate rows */
@@ -46,8 +47,12 @@ typedef struct {
 /* The kernel-class fit (validate_fit.c): a time multiplier x = 1 / e per
  * column (a kernel class for one engine family or weight format), as
  * x = exp(mu[class] + delta[column]), mu shared by the class's columns. */
-#define VALIDATE_CLASSES (SIM_CLASSES + 1)   /* sim's kernel classes and the launches */
-#define VALIDATE_COLUMNS 17
+#define VALIDATE_CLASSES (SIM_CLASSES + 2)   /* sim's kernel classes, the launches, the requests */
+#define VALIDATE_COLUMNS 20
+/* What the fit's request class starts from: a millisecond of the engine's
+ * own host work each timed request (typical, not measured), outside the
+ * kernels, whatever their count (validate_fit.h). */
+#define VALIDATE_REQUEST_S 1e-3
 typedef struct {
     double mu[VALIDATE_CLASSES], delta[VALIDATE_COLUMNS];
     int rows, iterations;
@@ -77,6 +82,8 @@ double validate_tokens(const validate_row *r);
 /* Fit the calibrate rows (t->fit, each row's calibrated), and each source
  * left out in turn (each row's loso): validate_fit.c. 0, or -1 (the reason printed). */
 int validate_fit_all(validate_table *t);
+/* The timed requests in a row's unit (a decode row's: 1 / gen_len). */
+double validate_requests(const validate_row *r);
 /* A row's tokens/s under fit f. */
 double validate_predict(const validate_fit *f, const validate_row *r);
 

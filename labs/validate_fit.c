@@ -8,10 +8,10 @@
 #include <string.h>
 
 #define P (VALIDATE_CLASSES + VALIDATE_COLUMNS)   /* mu, then delta */
-enum { LAUNCH = SIM_CLASSES };
+enum { LAUNCH = SIM_CLASSES, REQUEST };
 
 const char *const VALIDATE_CLASS_NAME[VALIDATE_CLASSES] = { "gemm_compute", "gemm_memory", "attention_prefill",
-                                                            "attention_decode", "elementwise", "launch" };
+                                                            "attention_decode", "elementwise", "launch", "request" };
 
 const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS] = {
     { "gemm_compute/llama.cpp-cuda-quant", SIM_GEMM_COMPUTE, "llama.cpp CUDA, q4_0/q8_0 prompt matmuls: of the fp16 peak (dequantized to fp16 GEMMs)" },
@@ -21,9 +21,9 @@ const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS] = {
     { "gemm_memory/llama.cpp-cuda", SIM_GEMM_MEMORY, "llama.cpp CUDA weight-bound mat-vec (any format): of the bandwidth" },
     { "gemm_memory/llama.cpp-rocm", SIM_GEMM_MEMORY, "llama.cpp ROCm weight-bound mat-vec: of the bandwidth" },
     { "gemm_memory/served", SIM_GEMM_MEMORY, "served engines' weight-bound matmuls: of the bandwidth" },
-    { "attention_prefill/llama.cpp-cuda", SIM_ATTENTION_PREFILL, "llama.cpp CUDA prompt attention: of the rate the model gives it" },
+    { "attention_prefill/llama.cpp-cuda", SIM_ATTENTION_PREFILL, "llama.cpp CUDA prompt attention: of the fp16 matrix peak" },
     { "attention_prefill/llama.cpp-rocm", SIM_ATTENTION_PREFILL, "llama.cpp ROCm prompt attention" },
-    { "attention_prefill/served", SIM_ATTENTION_PREFILL, "served engines' prompt attention (fused, flash)" },
+    { "attention_prefill/served", SIM_ATTENTION_PREFILL, "served engines' prompt attention (fused, flash): of the fp16 matrix peak" },
     { "attention_decode/llama.cpp-cuda", SIM_ATTENTION_DECODE, "llama.cpp CUDA decode attention: of the bandwidth for the KV reads" },
     { "attention_decode/llama.cpp-rocm", SIM_ATTENTION_DECODE, "llama.cpp ROCm decode attention" },
     { "attention_decode/served", SIM_ATTENTION_DECODE, "served engines' paged decode attention: of the bandwidth" },
@@ -31,12 +31,19 @@ const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS] = {
     { "launch/llama.cpp-cuda", LAUNCH, "llama.cpp CUDA cost per kernel against 5 us a launch (CUDA graphs, fused kernels)" },
     { "launch/llama.cpp-rocm", LAUNCH, "llama.cpp ROCm cost per kernel against 5 us a launch" },
     { "launch/served", LAUNCH, "served engines' cost per kernel against 5 us a launch" },
+    { "request/llama.cpp-cuda", REQUEST, "llama.cpp CUDA host time per timed request against 1 ms (graph build, synchronise)" },
+    { "request/llama.cpp-rocm", REQUEST, "llama.cpp ROCm host time per timed request against 1 ms" },
+    { "request/served", REQUEST, "served engines' host time per request against 1 ms (setup, sampling, copies back)" },
 };
 
 double validate_tokens(const validate_row *r) {
     return !strcmp(r->phase, "prefill") ? (double)r->batch * r->prompt_len
          : !strcmp(r->phase, "decode") ? r->batch : (double)r->batch * r->gen_len;
 }
+
+/* The timed requests in a row's unit: one prompt's prefill, one batch's
+ * run (e2e), one of tgN's N steps (decode). */
+double validate_requests(const validate_row *r) { return !strcmp(r->phase, "decode") ? 1.0 / r->gen_len : 1; }
 
 /* A row's engine family (0 llama.cpp CUDA, 1 llama.cpp ROCm, 2 served)
  * and compute-bound GEMM group (0 CUDA quantized, 1 ROCm quantized, 2
@@ -57,17 +64,22 @@ int validate_column_of(const validate_row *r, int c) {
     case SIM_ATTENTION_PREFILL: return 7 + f;
     case SIM_ATTENTION_DECODE: return 10 + f;
     case SIM_ELEMENTWISE: return 13;
-    default: return 14 + f;
+    case LAUNCH: return 14 + f;
+    default: return 17 + f;
     }
 }
 
-/* The waves (or launches) of row r that class c's multiplier scales.
- * llama.cpp's quantized prompt matmuls are timed at the fp16 peak, not the
- * int8 one the wave model gives q4_0: in these builds a prompt's matmul
- * dequantizes to fp16 and calls cuBLAS/hipBLAS. */
+/* The waves (or launches, or requests) of row r that class c's multiplier
+ * scales. llama.cpp's quantized prompt matmuls are timed at the fp16 peak,
+ * not the int8 one the wave model gives q4_0: in these builds a prompt's
+ * matmul dequantizes to fp16 and calls cuBLAS/hipBLAS. Prompt attention
+ * too, not at the fp32 rate hipath's own kernel has: every engine here
+ * runs Q K^T and P V on the matrix cores (flash attention, or cuBLAS's
+ * fp16 batched GEMMs). */
 static double part(const validate_row *r, int c) {
     if (c == SIM_GEMM_COMPUTE && family(r) < 2 && quantized(r)) return r->class_s[c] * r->int8_over_fp16;
-    return c == LAUNCH ? r->launch_s : r->class_s[c];
+    if (c == SIM_ATTENTION_PREFILL) return r->class_s[c] * r->fp32_over_fp16;
+    return c == LAUNCH ? r->launch_s : c == REQUEST ? validate_requests(r) * VALIDATE_REQUEST_S : r->class_s[c];
 }
 
 /* Modeled seconds of r under parameters p; g[k] (when given) their

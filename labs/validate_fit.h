@@ -4,6 +4,7 @@
  * fitted to published measurements (labs/validate.h) by least squares on
  * log time. A row's time under the fit is
  *   T = copies + sum_c waves_c * x[col(row, c)] + launches * x[col(row, launch)]
+ *       + requests * 1 ms * x[col(row, request)]
  * x = 1 / e = exp(mu[class] + delta[col]): mu is the class's share of the
  * slowdown, delta its engine family's or format's own. The fit minimises
  *   sum_rows rho(log T - log measured) + LAMBDA_MU |mu|^2 + LAMBDA_DELTA |delta|^2
@@ -26,11 +27,11 @@
 
 typedef struct {
     const char *name;             /* "gemm_compute/llama.cpp-quant" */
-    int cls;                      /* sim's class, or SIM_CLASSES for the launches */
+    int cls;                      /* sim's class, SIM_CLASSES for the launches, + 1 the requests */
     const char *meaning;
 } validate_column;
 extern const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS];
-extern const char *const VALIDATE_CLASS_NAME[VALIDATE_CLASSES];   /* sim's, then "launch" */
+extern const char *const VALIDATE_CLASS_NAME[VALIDATE_CLASSES];   /* sim's, then "launch", "request" */
 
 /* Row r's column for class c (0 .. VALIDATE_CLASSES - 1). */
 int validate_column_of(const validate_row *r, int c);

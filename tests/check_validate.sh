@@ -8,7 +8,8 @@
 # as the full one (--full-trace); each modeled figure is its time's
 # arithmetic and at least as slow as the calculator's bound; the kernel-class
 # fit (issue 44) recomputed here with numpy from the rows' own fields (its own
-# column rule, the profiles' peaks, its own Levenberg-Marquardt) gives the
+# column rule, the profiles' peaks, its own count of each row's requests, its
+# own Levenberg-Marquardt) gives the
 # same efficiencies, calibrated and leave-one-source-out figures, and the
 # per-phase medians; a bad table is refused in one line.
 cd "$(dirname "$0")/.." || exit 1
@@ -87,7 +88,8 @@ for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7
 
 # The kernel-class fit, recomputed. A row's time under parameters p (mu per
 # class, delta per column): copies + sum_c part_c * exp(mu_c + delta_col(row, c)),
-# the launches as a sixth class; minimised: sum pseudo-Huber(log T / measured)
+# the launches as a sixth class, 1 ms a timed request a seventh (prompt
+# attention at the fp16 peak, not fp32); minimised: sum pseudo-Huber(log T / measured)
 # + ridge. Columns from the table's own engine and dtype fields.
 import numpy as np
 fit = got["fit"]
@@ -105,10 +107,12 @@ def column(r, c):
         return columns.index(f"{c}/{g}")
     return columns.index("elementwise" if c == "elementwise" else f"{c}/{fam}")
 def parts(r):
-    a = [r["modeled_class_s"][c] for c in classes[:-1]] + [r["modeled_launch_s"]]
     t = table[r["id"]]
+    requests = 1 / t["gen_len"] if t["phase"] == "decode" else 1   # tgN: one request over N steps
+    a = [r["modeled_class_s"][c] for c in classes[:-2]] + [r["modeled_launch_s"], requests * 1e-3]
     if t["engine"].startswith("llama.cpp") and t["dtype"] in ("q4_0", "q4_1", "q8_0"):   # dequantized to fp16 GEMMs
         a[0] *= prof[r["gpu"]]["int8"] / prof[r["gpu"]]["fp16"]
+    a[classes.index("attention_prefill")] *= prof[r["gpu"]]["fp32"] / prof[r["gpu"]]["fp16"]   # on the matrix cores
     return a
 A = np.array([parts(r) for r in ran])
 C = np.array([[column(r, c) for c in classes] for r in ran])
