@@ -34,10 +34,11 @@ static int grow(engine *e, request *r, const int *hit, int n_hit, int len) {
 
 /* r's blocks back to the pool (the cached ones stay findable until reused). */
 static void let_go(engine *e, request *r) {
-    if (!r->kv.n_blocks) return;
-    trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "kv_free",
-                  TRACE_ARGS(TA_INT("blocks", r->kv.n_blocks), TA_INT("free_blocks", e->bm.n_free)));
+    int blocks = r->kv.n_blocks;
+    if (!blocks) return;
     blocks_release(&e->bm, &r->kv);
+    trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "kv_free",
+                  TRACE_ARGS(TA_INT("blocks", blocks), TA_INT("free_blocks", e->bm.n_free)));
     kv_counter(e);
 }
 
