@@ -136,6 +136,9 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     }
     if (eo.max_num_batched_tokens < eo.max_num_seqs) eo.max_num_seqs = eo.max_num_batched_tokens;   /* a token each, at most */
     if (engine_init(&s->e, &s->m, &eo, err, errlen)) goto fail_tok;
+    fprintf(stderr, "hipath: scheduler: max_num_batched_tokens %d, max_num_seqs %d, chunked prefill %s, prefix caching %s, %s\n",
+            eo.max_num_batched_tokens, eo.max_num_seqs, eo.no_chunked_prefill ? "off" : "on", eo.no_prefix_caching ? "off" : "on",
+            eo.reserve_worst_case ? "worst case reserved (never preempts)" : "optimistic admission, preemption by recompute");
     if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); engine_free(&s->e); goto fail_tok; }
     return 0;
 
