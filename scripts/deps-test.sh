@@ -5,9 +5,9 @@
 # the sheets' CommonMark and the official openai Python SDK (pinned in
 # tests/requirements.txt); Debian's chromium (and a CJK font for its
 # screenshots) with npm's playwright-core (pinned in tests/web/) for the
-# web pages. Installs only what is missing, so a machine that has them
-# pays nothing. The other npm packages are installed by the checks that
-# use them (tests/tokenizer, tests/server).
+# web pages, and npm's openai (pinned in tests/server/) for the servers.
+# Installs only what is missing, so a machine that has them pays nothing.
+# tests/tokenizer's npm packages are installed by the check that uses them.
 cd "$(dirname "$0")/.." || exit 1
 missing=""
 for p in chromium fonts-wqy-microhei; do
@@ -25,12 +25,16 @@ if [ -n "$missing" ]; then
   { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq $missing; } >/dev/null 2>&1 ||
     echo "deps-test: apt-get failed; tests/check_web.sh and check_fuzz.sh will say so and skip"
 fi
-NPM=build/npm-web
-if ! cmp -s tests/web/package-lock.json $NPM/package-lock.json || [ ! -d $NPM/node_modules/playwright-core ]; then
-  mkdir -p $NPM && cp tests/web/package.json tests/web/package-lock.json $NPM/
-  npm ci --prefix $NPM --no-audit --no-fund >$NPM/npm.log 2>&1 ||
-    echo "deps-test: npm ci playwright-core failed (see $NPM/npm.log); tests/check_web.sh will say so"
-fi
+# Before any check runs, so that none waits on (or races) another's install:
+# the workshop's browser test needs both.
+for pair in "tests/web build/npm-web playwright-core" "tests/server build/npm-server openai"; do
+  set -- $pair
+  if ! cmp -s $1/package-lock.json $2/package-lock.json || [ ! -d $2/node_modules/$3 ]; then
+    mkdir -p $2 && cp $1/package.json $1/package-lock.json $2/
+    npm ci --prefix $2 --no-audit --no-fund >$2/npm.log 2>&1 ||
+      echo "deps-test: npm ci $3 failed (see $2/npm.log); the checks that need it will say so"
+  fi
+done
 python3 -c "import numpy, safetensors, torch, transformers, tokenizers, accelerate, gguf, markdown_it, openai" 2>/dev/null && exit 0
 echo "deps-test: installing the Python references (tests/requirements.txt)"
 python3 -m pip install -q -r tests/requirements.txt || echo "deps-test: pip failed; checks that need these will say so and skip"
