@@ -196,8 +196,13 @@ def main():
     with open(path) as f:
         doc = json.load(f)
     panels = len(panels_of(doc))
-    fig, ax = plt.subplots(1, panels, figsize=(6.5 * panels if panels > 1 else 9, 4.2), squeeze=False)
-    described(doc, list(ax[0]))
+    cols = min(panels, 3)   # rows of three at most: a sheet's page is not a wall
+    rows_ = -(-panels // cols)
+    fig, ax = plt.subplots(rows_, cols, figsize=(6.5 * cols if panels > 1 else 9, 4.2 * rows_), squeeze=False)
+    axes = [a for row in ax for a in row]
+    for a in axes[panels:]:
+        a.set_visible(False)
+    described(doc, axes[:panels])
     fig.tight_layout()
     base = os.path.splitext(path)[0]
     fig.savefig(base + ".png", dpi=80)
