@@ -143,20 +143,19 @@ int cmd_replay(int argc, char **argv) {
     }
     if (optind != argc - 1) return stack_fail(optind < argc ? "replay: one REQUESTS.jsonl, got more (see --help)" : "replay: which REQUESTS.jsonl? (see --help)");
     if (!config || !device) return stack_fail("replay: --config and --device are needed (see --help)");
-    char err[512], dtype[32] = "bf16";
+    char dtype[32] = "bf16";
     int gpus = 1;
     replay r;
-    if (replay_load(&r, argv[optind], err, sizeof err)) return stack_fail("replay: %s", err);
+    if (replay_load(&r, argv[optind])) return 1;
     r.o = (engine_opts){ .max_num_batched_tokens = 2048, .max_num_seqs = 256 };
-    if (meta && replay_meta(meta, &r.o, &gpus, dtype, sizeof dtype, err, sizeof err)) { replay_free(&r); return stack_fail("replay: %s", err); }
+    if (meta && replay_meta(meta, &r.o, &gpus, dtype, sizeof dtype)) { replay_free(&r); return 1; }
     if (dtype_flag) snprintf(dtype, sizeof dtype, "%s", dtype_flag);
     if (budget) r.o.max_num_batched_tokens = (int)budget;
     if (seqs) r.o.max_num_seqs = (int)seqs;
     r.tp = tp ? (int)tp : gpus;
     if (blocks) r.kv_blocks = (int)blocks;
-    int rc = !blocks && replay_kv_blocks(&r, config, device, dtype, err, sizeof err);
-    if (!rc) rc = replay_run(&r, config, device, dtype, err, sizeof err);
-    if (rc) { replay_free(&r); return stack_fail("replay: %s", err); }
+    int rc = (!blocks && replay_kv_blocks(&r, config, device, dtype)) || replay_run(&r, config, device, dtype);
+    if (rc) { replay_free(&r); return 1; }
     if (json) print_json(&r, device, dtype); else print_table(&r, device, dtype);
     replay_free(&r);
     return 0;

@@ -11,7 +11,6 @@
 #include "trace/trace.h"
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +22,6 @@ const char *const REPLAY_STAT[REPLAY_STATS] = { "mean", "median", "p90", "p95", 
 static const double GPU_MEMORY_UTILIZATION = 0.9;
 enum { WORD = 5 };   /* the id every forced reply token is: what is computed, not which */
 
-/* A one-line reason into err; -1. */
-static int fail(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, int errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int number(const cJSON *o, const char *key, double *v) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(x)) return -1;
@@ -40,11 +29,11 @@ static int number(const cJSON *o, const char *key, double *v) {
     return 0;
 }
 
-int replay_load(replay *r, const char *path, char *err, int errlen) {
+int replay_load(replay *r, const char *path) {
     static const char *const NEED[] = { "input_toks", "output_toks", "queued_ts", "first_token_ts", "last_token_ts" };
     *r = (replay){ 0 };
     FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return -1; }
+    if (!f) return stack_fail("replay: %s: cannot open", path);
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, rc = 0, room = 0;
@@ -55,19 +44,19 @@ int replay_load(replay *r, const char *path, char *err, int errlen) {
         double v[5];
         int k = 0;
         while (o && cJSON_IsObject(o) && k < 5 && !number(o, NEED[k], &v[k])) k++;
-        if (!o || !cJSON_IsObject(o)) rc = fail(err, errlen, "%s:%d: not a JSON object", path, lineno);
-        else if (k < 5) rc = fail(err, errlen, "%s:%d: no number '%s'", path, lineno, NEED[k]);
+        if (!o || !cJSON_IsObject(o)) rc = stack_fail("replay: %s:%d: not a JSON object", path, lineno);
+        else if (k < 5) rc = stack_fail("replay: %s:%d: no number '%s'", path, lineno, NEED[k]);
         else if (v[0] < 1 || v[1] < 1 || v[0] != floor(v[0]) || v[1] != floor(v[1]) || v[0] > 1e7 || v[1] > 1e7)
-            rc = fail(err, errlen, "%s:%d: input_toks and output_toks must be whole numbers from 1", path, lineno);
+            rc = stack_fail("replay: %s:%d: input_toks and output_toks must be whole numbers from 1", path, lineno);
         else if (!(v[2] <= v[3] && v[3] <= v[4]))
-            rc = fail(err, errlen, "%s:%d: needs queued_ts <= first_token_ts <= last_token_ts", path, lineno);
+            rc = stack_fail("replay: %s:%d: needs queued_ts <= first_token_ts <= last_token_ts", path, lineno);
         else if (r->n && v[2] < r->req[r->n - 1].queued)
-            rc = fail(err, errlen, "%s:%d: queued_ts before the line above's (requests in the order they came)", path, lineno);
+            rc = stack_fail("replay: %s:%d: queued_ts before the line above's (requests in the order they came)", path, lineno);
         else {
             if (r->n == room) {
                 room = room ? 2 * room : 256;
                 replay_request *q = realloc(r->req, room * sizeof *q);
-                if (!q) rc = fail(err, errlen, "out of memory");
+                if (!q) rc = stack_fail("replay: out of memory");
                 else r->req = q;
             }
             if (!rc) r->req[r->n++] = (replay_request){ .input = (int)v[0], .output = (int)v[1], .queued = v[2], .first = v[3], .last = v[4] };
@@ -76,14 +65,14 @@ int replay_load(replay *r, const char *path, char *err, int errlen) {
     }
     free(line);
     fclose(f);
-    if (!rc && !r->n) rc = fail(err, errlen, "%s: no requests", path);
+    if (!rc && !r->n) rc = stack_fail("replay: %s: no requests", path);
     if (rc) replay_free(r);
     return rc;
 }
 
-int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap, char *err, int errlen) {
+int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap) {
     FILE *f = fopen(path, "r");
-    if (!f) { snprintf(err, errlen, "%s: cannot open", path); return -1; }
+    if (!f) return stack_fail("replay: %s: cannot open", path);
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
@@ -94,7 +83,7 @@ int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap,
     free(text);
     int rc = 0;
     double v;
-    if (!cJSON_IsObject(kw)) rc = fail(err, errlen, "%s: no engine_kwargs object", path);
+    if (!cJSON_IsObject(kw)) rc = stack_fail("replay: %s: no engine_kwargs object", path);
     if (!rc && !number(kw, "max_num_seqs", &v)) o->max_num_seqs = (int)v;
     if (!rc && !number(kw, "max_num_batched_tokens", &v)) o->max_num_batched_tokens = (int)v;
     if (!rc && !number(kw, "tensor_parallel_size", &v)) *tp = (int)v;
@@ -104,21 +93,22 @@ int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap,
     return rc;
 }
 
-int replay_kv_blocks(replay *r, const char *config, const char *profile, const char *dtype, char *err, int errlen) {
+int replay_kv_blocks(replay *r, const char *config, const char *profile, const char *dtype) {
+    char err[512];
     model_config c;
     gpu_profile g;
     bounds_result b;
-    if (model_config_load(&c, config, err, errlen) || gpu_profile_load(&g, profile, err, errlen)) return -1;
+    if (model_config_load(&c, config, err, sizeof err) || gpu_profile_load(&g, profile, err, sizeof err)) return stack_fail("replay: %s", err);
     bounds_input in = { dtype, dtype, 1, r->o.max_num_batched_tokens, r->o.max_num_batched_tokens };
     bounds_options opt = { .tp = r->tp };
-    if (bounds_compute_with(&c, &g, &in, &opt, &b, err, errlen)) return -1;
+    if (bounds_compute_with(&c, &g, &in, &opt, &b, err, sizeof err)) return stack_fail("replay: %s", err);
     const bounds_capacity *cap = &b.parallel.per_gpu;
     double left = GPU_MEMORY_UTILIZATION * g.memory_bytes - cap->weights_bytes - cap->workspace_bytes;
     r->weights_gib = cap->weights_bytes / (1 << 30);
     r->workspace_gib = cap->workspace_bytes / (1 << 30);
     r->kv_blocks = (int)fmin(floor(left / b.parallel.kv_bytes_per_token / KV_BLOCK_SIZE), 1 << 30);
     r->kv_derived = 1;
-    if (r->kv_blocks < 1) { snprintf(err, errlen, "the weights and activations leave no KV pool on %s", profile); return -1; }
+    if (r->kv_blocks < 1) return stack_fail("replay: the weights and activations leave no KV pool on %s", profile);
     return 0;
 }
 
@@ -158,8 +148,8 @@ static void stats(replay *r) {
     free(v);
 }
 
-int replay_run(replay *r, const char *config, const char *profile, const char *dtype, char *err, int errlen) {
-    char device[256];
+int replay_run(replay *r, const char *config, const char *profile, const char *dtype) {
+    char err[512] = "", device[256];
     model md;
     stack st = { .run = -1 };
     snprintf(device, sizeof device, "analytic:%s", profile);
@@ -169,16 +159,16 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     arrival *a = calloc(r->n, sizeof *a);
     double *times = calloc(total, sizeof *times);
     int **prompts = calloc(r->n, sizeof *prompts);
-    if (!rq || !a || !times || !prompts) { free(rq); free(a); free(times); free(prompts); return fail(err, errlen, "out of memory"); }
+    if (!rq || !a || !times || !prompts) { free(rq); free(a); free(times); free(prompts); return stack_fail("replay: out of memory"); }
     int longest_out = 0;
     for (int i = 0; i < r->n; i++) if (r->req[i].output > longest_out) longest_out = r->req[i].output;
     int *reply = malloc(longest_out * sizeof *reply);
     for (int k = 0; reply && k < longest_out; k++) reply[k] = WORD;
-    int rc = reply ? 0 : fail(err, errlen, "out of memory");
+    int rc = reply ? 0 : stack_fail("replay: out of memory");
     for (int i = 0, at = 0; !rc && i < r->n; i++) {
         const replay_request *q = &r->req[i];
         /* a prompt of its own ids: the recorded run's token ids are not published, so no prefix is shared */
-        if (!(prompts[i] = malloc(q->input * sizeof(int)))) { rc = fail(err, errlen, "out of memory"); break; }
+        if (!(prompts[i] = malloc(q->input * sizeof(int)))) { rc = stack_fail("replay: out of memory"); break; }
         for (int k = 0; k < q->input; k++) prompts[i][k] = 20000 + (int)((i * 7919u + k * 104729u) % 100000u);
         rq[i] = (request){ .id = i + 1, .prompt = prompts[i], .n_prompt = q->input, .max_tokens = q->output,
                            .forced = reply, .n_forced = q->output };
@@ -188,21 +178,22 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     r->o.kv_tokens = r->kv_blocks * KV_BLOCK_SIZE;
     double t0 = trace_host_seconds();
     rt_gpus(r->tp);
-    int opened = !rc && !stack_device(&st, device, err, errlen), loaded = 0;
+    int opened = !rc && !stack_device(&st, device, err, sizeof err), loaded = 0;
     rt_gpus(1);
     if (!rc && !opened) rc = -1;
-    if (!rc) rc = model_load_analytic(&md, config, dtype, dtype, err, errlen), loaded = !rc;
+    if (!rc) rc = model_load_analytic(&md, config, dtype, dtype, err, sizeof err), loaded = !rc;
+    arrivals_stats s = { 0 };
     if (!rc) {
         engine e;
-        arrivals_stats s;
-        if (!(rc = engine_init(&e, &md, &r->o, err, errlen))) {
-            rc = arrivals_run(&e, a, r->n, &s, err, errlen);
+        if (!(rc = engine_init(&e, &md, &r->o, err, sizeof err))) {
+            rc = arrivals_run(&e, a, r->n, &s, err, sizeof err);
             engine_free(&e);
         }
-        r->steps = s.steps;
-        r->preemptions = (int64_t)s.preemptions;
-        r->max_seqs = s.max_seqs;
     }
+    if (rc && err[0]) stack_fail("replay: %s", err);   /* out of memory: said already */
+    r->steps = s.steps;
+    r->preemptions = (int64_t)s.preemptions;
+    r->max_seqs = s.max_seqs;
     for (int i = 0; !rc && i < r->n; i++) {
         replay_request *q = &r->req[i];
         q->m_first = a[i].t_token[0] - a[i].t_arrive;
@@ -212,7 +203,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     }
     if (loaded) model_free(&md);
     char e2[256];
-    if (opened && stack_close(&st, e2, sizeof e2) && !rc) rc = fail(err, errlen, "%s", e2);
+    if (opened && stack_close(&st, e2, sizeof e2) && !rc) rc = stack_fail("replay: %s", e2);
     r->wall_s = trace_host_seconds() - t0;
     for (int i = 0; i < r->n; i++) free(prompts[i]);
     free(prompts); free(rq); free(a); free(times); free(reply);

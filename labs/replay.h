@@ -39,24 +39,24 @@ typedef struct {
 } replay;
 
 /* Read path (one JSON object a line: input_toks, output_toks, queued_ts,
- * first_token_ts, last_token_ts; blank lines skipped). 0, or -1 with a
- * one-line reason naming the line. */
-int replay_load(replay *r, const char *path, char *err, int errlen);
+ * first_token_ts, last_token_ts; blank lines skipped). 0, or non-zero
+ * with a one-line reason naming the line printed. */
+int replay_load(replay *r, const char *path);
 /* The engine settings of a vLLM meta.json (engine_kwargs: max_num_seqs,
  * max_num_batched_tokens, tensor_parallel_size, dtype) into o, *tp,
- * dtype (cap bytes). 0, or -1 with a reason. */
-int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap, char *err, int errlen);
+ * dtype (cap bytes). 0, or non-zero (the reason printed). */
+int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap);
 
 /* The KV pool in blocks as vLLM sizes it: gpu_memory_utilization (0.9) of
  * a GPU's memory, less its share of the weights and the activations of a
  * step of max_num_batched_tokens (labs/bounds.h's workspace estimate), over
- * a token's KV on that GPU. 0, or -1 with a reason. */
-int replay_kv_blocks(replay *r, const char *config, const char *profile, const char *dtype, char *err, int errlen);
+ * a token's KV on that GPU. 0, or non-zero (the reason printed). */
+int replay_kv_blocks(replay *r, const char *config, const char *profile, const char *dtype);
 
 /* Run r's requests through the engine (r->o; r->kv_blocks) on
  * analytic:profile over r->tp GPUs, fill the modeled times and r->stat.
- * 0, or -1 with a reason. */
-int replay_run(replay *r, const char *config, const char *profile, const char *dtype, char *err, int errlen);
+ * 0, or non-zero (the reason printed). */
+int replay_run(replay *r, const char *config, const char *profile, const char *dtype);
 
 /* The p-th percentile of v[0..n) as numpy.percentile's default (linear
  * between the closest ranks); sorts v. */

@@ -15,6 +15,8 @@ import json
 import math
 import sys
 
+from step_model import pairs_of, step_model, t_step
+
 ROOT = __file__.rsplit("/tests/", 1)[0]
 out = sys.argv[1]
 passed = failed = 0
@@ -67,28 +69,10 @@ check((e["max_num_seqs"], e["max_num_batched_tokens"], e["tp"], e["dtype"]) == (
 # The lone first request by hand.
 cfg = json.load(open(f"{ROOT}/tests/data/llama-3.1-8b.config.json"))
 gpu = json.load(open(f"{ROOT}/layers/gpu/profiles/rtx-pro-6000-server.json"))
-d, L, V, f = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"], cfg["intermediate_size"]
-hd = d // cfg["num_attention_heads"]
-q_dim, kv_dim = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
-beta, pi, pi32 = gpu["memory_bandwidth_bytes_per_s"], gpu["peak_flops"]["bf16"], gpu["peak_flops"]["fp32"]
-linear = d * q_dim + 2 * d * kv_dim + q_dim * d + 3 * d * f
-weights = 2 * (L * linear + d * V + d + L * 2 * d + d)
-M = dict(weights=weights / beta, launches=(3 + 16 * L + 4) * gpu["launch_latency_s"], per_id=2 * L * linear / pi,
-         per_pair=4 * q_dim * L / pi32, per_position=2 * 2 * L * kv_dim / beta,
-         per_sample=2 * d * V / pi + 4 * V / gpu["host_link_bytes_per_s"])
-
-
-def t_step(n, pairs, positions, sampled):
-    return max(M["weights"], n * M["per_id"]) + M["launches"] + pairs * M["per_pair"] + positions * M["per_position"] + sampled * M["per_sample"]
-
-
-def pairs_of(a, b):
-    return (b - a) * a + (b - a) * (b - a + 1) / 2
-
-
+M = step_model(cfg, gpu)
 P, N, B = lines[0]["input_toks"], lines[0]["output_toks"], 2048
-ttft = t_step(B, pairs_of(0, B), 0, 0) + t_step(P - B, pairs_of(B, P), 0, 1)
-latency = ttft + sum(t_step(1, 0, P + k, 1) for k in range(1, N))
+ttft = t_step(M, B, pairs_of(0, B), 0, 0) + t_step(M, P - B, pairs_of(B, P), 0, 1)
+latency = ttft + sum(t_step(M, 1, 0, P + k, 1) for k in range(1, N))
 one = json.load(open(f"{out}/one.json"))["per_request"][0]["modeled"]
 # The hand model is the roofline of each step: the device model is no
 # faster, and slower by what it adds per kernel (each wave's tail; a
