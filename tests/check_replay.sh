@@ -5,7 +5,8 @@
 # recorded timestamps and the modeled ones from per_request; the first
 # request alone against a by-hand step-time model (check_replay.py); bad
 # input (a line not JSON, a missing field, timestamps out of order, an
-# unknown flag, a block size hipath has not) refused in one line naming it.
+# unknown flag, a block size hipath has not) refused in one line naming it;
+# the chart script's SVG well-formed.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
@@ -23,6 +24,12 @@ grep -v "passed, .* failed" "$OUT/py"
 set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$OUT/py")
 pass=${1:-0} fail=${2:-1}
 [ $PY -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
+
+# the chart: well-formed SVG with its 8 lines (2 CDFs x real/modeled, 2 counts x real/modeled)
+if python3 labs/replay_chart.py "$OUT/excerpt.json" "$OUT/chart.svg" &&
+   python3 -c "import sys, xml.etree.ElementTree as E; n = len(E.parse(sys.argv[1]).getroot().findall('{http://www.w3.org/2000/svg}polyline')); sys.exit(n != 8)" "$OUT/chart.svg"; then
+  pass=$((pass + 1))
+else echo "FAIL: replay_chart.py: no SVG of 8 lines"; fail=$((fail + 1)); fi
 
 # refused: one line on stderr, naming what (and the line), non-zero exit
 refused() {   # $1 what, $2 a string the line must hold, then the arguments
