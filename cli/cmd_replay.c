@@ -26,6 +26,8 @@ static const char USAGE[] =
     "  --kv-blocks N                the KV pool (default: derived as vLLM sizes it, 0.9 of a GPU's\n"
     "                               memory less its weights and a step's activations)\n"
     "  --block-size N               tokens a KV block (hipath's blocks are 16: only 16)\n"
+    "  --trace DB                   trace into DB (SQLite): layer 6 (steps, admissions, preemptions)\n"
+    "                               and layer 5 (each step's forward) in full; layers 4-1 left out\n"
     "  --json                       {\"requests\", \"metrics\": {metric: {\"real\", \"modeled\"}}, \"per_request\"}\n"
     "Each line of REQUESTS.jsonl: input_toks, output_toks and the engine's queued_ts,\n"
     "first_token_ts, last_token_ts (s). Each request reaches hipath's engine at its queued\n"
@@ -49,7 +51,7 @@ static void print_table(const replay *r, const char *profile, const char *dtype)
         }
         printf("\n");
     }
-    printf("modeled: %lld steps, at most %lld requests in one, %lld preemptions; no trace written\n", (long long)r->steps,
+    printf("modeled: %lld steps, at most %lld requests in one, %lld preemptions\n", (long long)r->steps,
            (long long)r->max_seqs, (long long)r->preemptions);
     printf("real: the engine's own timestamps; modeled: the analytic device's clock (the same on any machine);"
            " the replay took %.1f s of host time (measured)\n", r->wall_s);
@@ -117,8 +119,8 @@ int cmd_replay(int argc, char **argv) {
     static const struct option OPTS[] = { { "config", 1, 0, 'c' }, { "device", 1, 0, 'd' }, { "dtype", 1, 0, 't' },
                                           { "engine-meta", 1, 0, 'm' }, { "max-num-batched-tokens", 1, 0, 'B' },
                                           { "max-num-seqs", 1, 0, 'S' }, { "tp", 1, 0, 'T' }, { "kv-blocks", 1, 0, 'K' },
-                                          { "block-size", 1, 0, 'b' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    const char *config = NULL, *device = NULL, *dtype_flag = NULL, *meta = NULL;
+                                          { "block-size", 1, 0, 'b' }, { "trace", 1, 0, 'D' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *config = NULL, *device = NULL, *dtype_flag = NULL, *meta = NULL, *db = NULL;
     long budget = 0, seqs = 0, tp = 0, blocks = 0, v;
     int c, json = 0;
     optind = 1;
@@ -136,6 +138,7 @@ int cmd_replay(int argc, char **argv) {
         case 'b':
             if (parse_int(optarg, 1, 1 << 20, &v) || v != KV_BLOCK_SIZE) return stack_fail("replay: --block-size: hipath's KV blocks are %d tokens, got '%s'", KV_BLOCK_SIZE, optarg);
             break;
+        case 'D': db = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return stack_fail("replay: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -154,7 +157,7 @@ int cmd_replay(int argc, char **argv) {
     if (seqs) r.o.max_num_seqs = (int)seqs;
     r.tp = tp ? (int)tp : gpus;
     if (blocks) r.kv_blocks = (int)blocks;
-    int rc = (!blocks && replay_kv_blocks(&r, config, device, dtype)) || replay_run(&r, config, device, dtype);
+    int rc = (!blocks && replay_kv_blocks(&r, config, device, dtype)) || replay_run(&r, config, device, dtype, db);
     if (rc) { replay_free(&r); return 1; }
     if (json) print_json(&r, device, dtype); else print_table(&r, device, dtype);
     replay_free(&r);

@@ -148,7 +148,7 @@ static void stats(replay *r) {
     free(v);
 }
 
-int replay_run(replay *r, const char *config, const char *profile, const char *dtype) {
+int replay_run(replay *r, const char *config, const char *profile, const char *dtype, const char *db) {
     char err[512] = "", device[256];
     model md;
     stack st = { .run = -1 };
@@ -181,6 +181,12 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     int opened = !rc && !stack_device(&st, device, err, sizeof err), loaded = 0;
     rt_gpus(1);
     if (!rc && !opened) rc = -1;
+    if (!rc && db) {   /* layers 6 and 5 in full; 4-1 muted (500 kernels a step: 600 MB a run) */
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "hipath replay %s %s x %d", config, device, r->tp);
+        if (stack_make_parent(db) || stack_trace(&st, db, NULL, cmd, config, err, sizeof err)) rc = -1;
+        trace_mute(1u << L_GPU | 1u << L_RUNTIME | 1u << L_KERNELS | 1u << L_OPS);
+    }
     if (!rc) rc = model_load_analytic(&md, config, dtype, dtype, err, sizeof err), loaded = !rc;
     arrivals_stats s = { 0 };
     if (!rc) {
@@ -202,6 +208,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
         q->preempted = rq[i].n_preempted;
     }
     if (loaded) model_free(&md);
+    trace_mute(0);
     char e2[256];
     if (opened && stack_close(&st, e2, sizeof e2) && !rc) rc = stack_fail("replay: %s", e2);
     r->wall_s = trace_host_seconds() - t0;

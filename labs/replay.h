@@ -54,9 +54,11 @@ int replay_meta(const char *path, engine_opts *o, int *tp, char *dtype, int cap)
 int replay_kv_blocks(replay *r, const char *config, const char *profile, const char *dtype);
 
 /* Run r's requests through the engine (r->o; r->kv_blocks) on
- * analytic:profile over r->tp GPUs, fill the modeled times and r->stat.
- * 0, or non-zero (the reason printed). */
-int replay_run(replay *r, const char *config, const char *profile, const char *dtype);
+ * analytic:profile over r->tp GPUs, fill the modeled times and r->stat;
+ * with db, traced into it: layers 6 and 5 in full, 4-1 left out (their
+ * 500 kernels a step would take 600 MB for 300 requests). 0, or non-zero
+ * (the reason printed). */
+int replay_run(replay *r, const char *config, const char *profile, const char *dtype, const char *db);
 
 /* The p-th percentile of v[0..n) as numpy.percentile's default (linear
  * between the closest ranks); sorts v. */

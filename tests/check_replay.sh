@@ -6,7 +6,8 @@
 # request alone against a by-hand step-time model (check_replay.py); bad
 # input (a line not JSON, a missing field, timestamps out of order, an
 # unknown flag, a block size hipath has not) refused in one line naming it;
-# the chart script's SVG well-formed.
+# the chart script's SVG well-formed; --trace gives the same figures and
+# a layer-6 step slice per step.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
@@ -17,6 +18,7 @@ ARGS="--config tests/data/llama-3.1-8b.config.json --device rtx-pro-6000-server 
 head -n 20 $RUN/requests.jsonl > "$OUT/excerpt.jsonl"
 head -n 1 $RUN/requests.jsonl > "$OUT/one.jsonl"
 "$HIPATH" replay "$OUT/excerpt.jsonl" $ARGS > "$OUT/excerpt.json" 2> "$OUT/err" || { echo "FAIL: replay of 20: exit $?: $(cat "$OUT/err")"; exit 1; }
+"$HIPATH" replay "$OUT/excerpt.jsonl" $ARGS --trace "$OUT/excerpt.db" > "$OUT/traced.json" 2> "$OUT/err" || { echo "FAIL: traced replay of 20: exit $?: $(cat "$OUT/err")"; exit 1; }
 "$HIPATH" replay "$OUT/one.jsonl" $ARGS > "$OUT/one.json" 2> "$OUT/err" || { echo "FAIL: replay of 1: exit $?: $(cat "$OUT/err")"; exit 1; }
 python3 tests/check_replay.py "$OUT" > "$OUT/py" 2>&1
 PY=$?
@@ -24,6 +26,19 @@ grep -v "passed, .* failed" "$OUT/py"
 set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$OUT/py")
 pass=${1:-0} fail=${2:-1}
 [ $PY -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
+
+# traced: the same figures; a step slice per step, an admission per request, nothing below layer 5
+python3 - "$OUT" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
+import json, sqlite3, sys
+out = sys.argv[1]
+a, b = json.load(open(f"{out}/excerpt.json")), json.load(open(f"{out}/traced.json"))
+db = sqlite3.connect(f"{out}/excerpt.db")
+n = dict(db.execute("SELECT name, count(*) FROM slices WHERE layer = 6 GROUP BY name").fetchall())
+low = db.execute("SELECT count(*) FROM slices WHERE layer < 5").fetchone()[0]
+ok = a["metrics"] == b["metrics"] and n.get("step") == a["engine"]["steps"] and n.get("admit") == 20 and low == 0
+ok or print(f"FAIL: traced replay: same figures {a['metrics'] == b['metrics']}, steps {n.get('step')} of {a['engine']['steps']}, admits {n.get('admit')}, {low} slices below layer 5")
+sys.exit(not ok)
+PY
 
 # the chart: well-formed SVG with its 8 lines (2 CDFs x real/modeled, 2 counts x real/modeled)
 if python3 labs/replay_chart.py "$OUT/excerpt.json" "$OUT/chart.svg" &&
