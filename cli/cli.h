@@ -15,6 +15,7 @@ int cmd_amdahl(int argc, char **argv);
 int cmd_device(int argc, char **argv);
 int cmd_lab(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* The options run and serve share (cli/model_opts.c): put MODEL_OPTIONS in
  * the command's getopt_long table and hand each answer to model_option

@@ -18,6 +18,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *hel
     { "device",     cmd_device,     "the device layers 2-1 run on, and its measured copy bandwidth" },
     { "lab",        cmd_lab,        "run lab N's experiment: predicted against measured (labs/)" },
     { "validate",   cmd_validate,   "the simulated GPU against real GPUs' published measurements" },
+    { "replay",     cmd_replay,     "a real engine's serving run against the modeled one: TTFT, TPOT, latency" },
 };
 
 static void usage(FILE *f) {

@@ -12,6 +12,9 @@ import math
 import sqlite3
 import sys
 
+from step_model import pairs_of, step_model
+from step_model import t_step as step_model_t_step
+
 ROOT = __file__.rsplit("/tests/", 1)[0]
 doc = json.load(open(sys.argv[1]))
 cfg = json.load(open(f"{ROOT}/tests/data/llama-3-8b.config.json"))
@@ -52,24 +55,12 @@ def tpot(q):
     return (q["last"] - q["first"]) / (q["tokens"] - 1)
 
 
-# The step-time model, from the config and the profile (bf16 weights and KV).
-d, L, V, f = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["vocab_size"], cfg["intermediate_size"]
-hd = d // cfg["num_attention_heads"]
-q_dim, kv_dim = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
-beta, pi, pi32 = gpu["memory_bandwidth_bytes_per_s"], gpu["peak_flops"]["bf16"], gpu["peak_flops"]["fp32"]
-linear = d * q_dim + 2 * d * kv_dim + q_dim * d + 3 * d * f             # a layer's q k v o gate up down
-weights = 2 * (L * linear + d * V + d + L * 2 * d + d)                  # + LM head, one embedding row, the norms
-M = dict(weights=weights / beta, launches=(3 + 16 * L + 4) * gpu["launch_latency_s"], per_id=2 * L * linear / pi,
-         per_pair=4 * q_dim * L / pi32, per_position=2 * 2 * L * kv_dim / beta,
-         per_sample=2 * d * V / pi + 4 * V / gpu["host_link_bytes_per_s"])
+# The step-time model, from the config and the profile (tests/step_model.py).
+M = step_model(cfg, gpu)
 
 
 def t_step(n, pairs, positions, sampled):
-    return max(M["weights"], n * M["per_id"]) + M["launches"] + pairs * M["per_pair"] + positions * M["per_position"] + sampled * M["per_sample"]
-
-
-def pairs_of(a, b):
-    return (b - a) * a + (b - a) * (b - a + 1) / 2
+    return step_model_t_step(M, n, pairs, positions, sampled)
 
 
 runs = {}
