@@ -89,10 +89,10 @@ static int find(const block_manager *bm, uint64_t h, int parent, const int *ids)
     return -1;
 }
 
-int blocks_lookup(const block_manager *bm, const int *tokens, int max_tokens, int *hit, int cap) {
+int blocks_lookup(const block_manager *bm, uint64_t salt, const int *tokens, int max_tokens, int *hit, int cap) {
     if (!bm->caching) return 0;
     int n = 0, parent = -1;
-    uint64_t h = 0;
+    uint64_t h = salt;
     for (int at = 0; at + bm->block_size <= max_tokens && n < cap; at += bm->block_size) {
         h = block_hash(h, tokens + at, bm->block_size);
         if ((parent = find(bm, h, parent, tokens + at)) < 0) break;
@@ -137,13 +137,13 @@ int blocks_allocate(block_manager *bm, kv_seq *s, const int *hit, int n_hit, int
     return 0;
 }
 
-void blocks_commit(block_manager *bm, kv_seq *s, const int *tokens, int n) {
+void blocks_commit(block_manager *bm, kv_seq *s, uint64_t salt, const int *tokens, int n) {
     if (!bm->caching) return;
     int bs = bm->block_size;
     for (int j = s->n_hashed; (j + 1) * bs <= n; j++) {
         int i = s->blocks[j], parent = j ? s->blocks[j - 1] : -1;
         kv_block *k = &bm->b[i];
-        k->hash = block_hash(j ? bm->b[parent].hash : 0, tokens + j * bs, bs);
+        k->hash = block_hash(j ? bm->b[parent].hash : salt, tokens + j * bs, bs);
         k->parent = parent;
         k->parent_gen = parent >= 0 ? bm->b[parent].gen : 0;
         memcpy(bm->ids + (size_t)i * bs, tokens + j * bs, bs * sizeof *tokens);

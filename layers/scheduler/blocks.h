@@ -12,7 +12,12 @@
  * its hash there until it is taken for new tokens (least recently freed
  * first): it is still a hit until then.
  *
- * A hash only finds a candidate. A hit is confirmed against the block's
+ * A salt (vLLM's cache_salt) starts a prefix's chain of hashes: prompts
+ * of different salts never share blocks (a workshop's students, whose
+ * cached_tokens and TTFT would otherwise tell one whether another sent the
+ * same words; the salt is in the hash alone, so only a collision of 64-bit
+ * hashes could join them, and a hit's ids are still confirmed). A hash
+ * only finds a candidate. A hit is confirmed against the block's
  * token ids and the block before it (its id, and that block's generation,
  * which changes each time the block is reused; or a copy of that block,
  * confirmed the same way): no hash collision can put another prompt's K
@@ -50,7 +55,7 @@ void blocks_free(block_manager *bm);
  * (the caller keeps the last prompt token to compute: it gives the
  * logits). Their ids into hit[] (cap of them); returns how many. Takes
  * nothing. */
-int  blocks_lookup(const block_manager *bm, const int *tokens, int max_tokens, int *hit, int cap);
+int  blocks_lookup(const block_manager *bm, uint64_t salt, const int *tokens, int max_tokens, int *hit, int cap);
 /* Blocks s needs, from the free queue, to hold len tokens after taking the
  * n_hit blocks of a lookup (held by no one, they are on the free queue too). */
 int  blocks_needed(const block_manager *bm, const kv_seq *s, const int *hit, int n_hit, int len);
@@ -60,7 +65,7 @@ int  blocks_needed(const block_manager *bm, const kv_seq *s, const int *hit, int
 int  blocks_allocate(block_manager *bm, kv_seq *s, const int *hit, int n_hit, int len);
 /* Cache s's full blocks among tokens[0..n) not cached yet (prefix caching
  * on; n <= s->len: their K and V are stored). */
-void blocks_commit(block_manager *bm, kv_seq *s, const int *tokens, int n);
+void blocks_commit(block_manager *bm, kv_seq *s, uint64_t salt, const int *tokens, int n);
 /* s lets go of its blocks, last first, so that a prefix's tail is taken
  * for new tokens before its head. s is empty after. */
 void blocks_release(block_manager *bm, kv_seq *s);

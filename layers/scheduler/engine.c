@@ -195,7 +195,7 @@ int engine_step(engine *e) {
         hist_observe(&e->met.batch, n);
         for (int i = 0; i < n; i++) {
             request *r = batch[i];
-            if (!failed) blocks_commit(&e->bm, &r->kv, r->ids, r->kv.len);   /* its full blocks, K and V stored, into the prefix cache */
+            if (!failed) blocks_commit(&e->bm, &r->kv, r->cache_salt, r->ids, r->kv.len);   /* its full blocks, K and V stored, into the prefix cache */
             if (!failed && seqs[i].first) e->met.prompt_tokens += r->n_prompt;
             if (fin[i]) sched_retire(e, r, fin[i], &gone);
         }

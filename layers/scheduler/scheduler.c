@@ -150,7 +150,7 @@ static int schedule_running(engine *e, int decoding, int budget) {
  * its place); else the ids it computes in this step. */
 static int admit(engine *e, request *r, int budget) {
     int bs = e->kv.block_size;
-    int n_hit = blocks_lookup(&e->bm, r->ids, r->n_ids - 1, e->hit, e->kv.n_blocks);   /* the last id gives the logits */
+    int n_hit = blocks_lookup(&e->bm, r->cache_salt, r->ids, r->n_ids - 1, e->hit, e->kv.n_blocks);   /* the last id gives the logits */
     int cached = n_hit * bs, left = r->n_ids - cached, n = left < budget ? left : budget;
     if ((e->o.no_chunked_prefill && n < left) ||
         (e->o.reserve_worst_case && e->promised + r->worst_blocks > e->kv.n_blocks) ||

@@ -56,6 +56,7 @@ struct request {
     gone_fn client_gone;
     void *user;
     double t_arrive;             /* when the request reached the server (0: at submit) */
+    uint64_t cache_salt;         /* prompts of another salt never share its cached blocks (0: the common one) */
     trace_stamp arrive;          /* the submitter's clock at submit: the engine is not before it */
     atomic_int cancel;           /* any thread: the client went away */
     /* results */

@@ -198,5 +198,9 @@ int served_prepare(const served *s, job *j, const server_admission *a, api_error
     r->n_stop = q->ignore_eos ? 0 : j->n_stop_ids;
     r->forced = s->forced;
     r->n_forced = s->n_forced;
+    /* A workshop's student caches prompts apart from the others (vLLM's
+     * cache_salt): a hit would tell them another sent the same words. */
+    r->cache_salt = 0;
+    for (const char *o = a->owner; *o; o++) r->cache_salt = (r->cache_salt ^ (unsigned char)*o) * 0x100000001b3ull;
     return 0;
 }

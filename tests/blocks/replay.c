@@ -84,7 +84,7 @@ int main(void) {
         } else if (!strcmp(cmd, "admit") && n >= 3 && seq_ok && !seq[s].n_blocks && v[1] > 0) {
             n_ids[s] = n - 2;
             memcpy(ids[s], v + 2, n_ids[s] * sizeof *v);
-            int n_hit = blocks_lookup(&bm, ids[s], n_ids[s] - 1, hit, MAX_IDS), cached = n_hit * bm.block_size;
+            int n_hit = blocks_lookup(&bm, 0, ids[s], n_ids[s] - 1, hit, MAX_IDS), cached = n_hit * bm.block_size;
             int len = cached + v[1] < n_ids[s] ? cached + v[1] : n_ids[s];
             print_hit("admit: hit", n_hit);
             printf(" needed %d", blocks_needed(&bm, &seq[s], hit, n_hit, len));
@@ -97,14 +97,14 @@ int main(void) {
         } else if (!strcmp(cmd, "compute") && n == 2 && seq_ok && v[1] >= seq[s].len && v[1] <= n_ids[s] &&
                    v[1] <= seq[s].n_blocks * bm.block_size) {
             seq[s].len = v[1];
-            blocks_commit(&bm, &seq[s], ids[s], v[1]);
+            blocks_commit(&bm, &seq[s], 0, ids[s], v[1]);
             printf("compute: hashed %d\n", seq[s].n_hashed);
         } else if (!strcmp(cmd, "release") && n == 1 && seq_ok) {
             blocks_release(&bm, &seq[s]);
             n_ids[s] = 0;
             printf("release\n");
         } else if (!strcmp(cmd, "lookup") && n >= 1) {
-            print_hit("lookup: hit", blocks_lookup(&bm, v, n, hit, MAX_IDS));
+            print_hit("lookup: hit", blocks_lookup(&bm, 0, v, n, hit, MAX_IDS));
             printf("\n");
         } else {
             ok = 0;

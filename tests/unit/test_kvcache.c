@@ -51,37 +51,38 @@ static void prefix_cache(void **state) {
     for (int i = 0; i < 48; i++) p[i] = q[i] = 1000 + i;
     q[19] = 7;
     kv_seq a = { 0 }, b = { 0 }, c = { 0 };
-    assert_int_equal(blocks_lookup(&bm, p, 40, hit, 8), 0);   /* cold */
+    assert_int_equal(blocks_lookup(&bm, 0, p, 40, hit, 8), 0);   /* cold */
     assert_int_equal(blocks_allocate(&bm, &a, NULL, 0, 40), 0);
     a.len = 40;
-    blocks_commit(&bm, &a, p, 40);
+    blocks_commit(&bm, &a, 0, p, 40);
     assert_int_equal(a.n_hashed, 2);
-    assert_int_equal(blocks_lookup(&bm, p, 47, hit, 8), 2);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 47, hit, 8), 2);
     assert_int_equal(hit[0], a.blocks[0]);
     assert_int_equal(hit[1], a.blocks[1]);
-    assert_int_equal(blocks_lookup(&bm, p, 31, hit, 8), 1);   /* at most 31 ids: one whole block */
-    assert_int_equal(blocks_lookup(&bm, p, 47, hit, 8), 2);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 31, hit, 8), 1);   /* at most 31 ids: one whole block */
+    assert_int_equal(blocks_lookup(&bm, 7, p, 47, hit, 8), 0);   /* another salt: nothing shared */
+    assert_int_equal(blocks_lookup(&bm, 0, p, 47, hit, 8), 2);
     assert_int_equal(blocks_allocate(&bm, &b, hit, 2, 48), 0);
     assert_int_equal(b.len, 32);
     assert_int_equal(b.n_blocks, 3);
     assert_int_equal(bm.b[a.blocks[0]].ref, 2);
     assert_int_equal(bm.n_free, 2);   /* 6 - a's 3 - b's one new */
-    assert_int_equal(blocks_lookup(&bm, q, 47, hit, 8), 1);   /* differs in block 1 */
+    assert_int_equal(blocks_lookup(&bm, 0, q, 47, hit, 8), 1);   /* differs in block 1 */
     blocks_release(&bm, &a);
     blocks_release(&bm, &b);
     assert_int_equal(bm.n_free, 6);
     /* freed, still a hit; taking c's 4 blocks reuses the never-used ones and
      * the freed tails first, so the prefix's head survives */
-    assert_int_equal(blocks_lookup(&bm, p, 47, hit, 8), 2);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 47, hit, 8), 2);
     assert_int_equal(blocks_needed(&bm, &c, hit, 2, 48), 3);
     assert_int_equal(blocks_allocate(&bm, &c, NULL, 0, 16 * 4), 0);
-    assert_int_equal(blocks_lookup(&bm, p, 47, hit, 8), 2);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 47, hit, 8), 2);
     c.len = 64;
     for (int i = 0; i < 48; i++) q[i] = 5000 + i;
     blocks_release(&bm, &c);
     kv_seq d = { 0 };
     assert_int_equal(blocks_allocate(&bm, &d, NULL, 0, 16 * 6), 0);   /* every block: the cache is emptied */
-    assert_int_equal(blocks_lookup(&bm, p, 47, hit, 8), 0);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 47, hit, 8), 0);
     assert_true(bm.evictions >= 2);
     blocks_release(&bm, &d);
     blocks_free(&bm);
@@ -98,13 +99,13 @@ static void confirmed_chain(void **state) {
     kv_seq a = { 0 }, b = { 0 };
     assert_int_equal(blocks_allocate(&bm, &a, NULL, 0, 4), 0);
     a.len = 4;
-    blocks_commit(&bm, &a, p, 4);
-    assert_int_equal(blocks_lookup(&bm, p, 4, hit, 4), 2);
-    assert_int_equal(blocks_lookup(&bm, q, 4, hit, 4), 0);
+    blocks_commit(&bm, &a, 0, p, 4);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 4, hit, 4), 2);
+    assert_int_equal(blocks_lookup(&bm, 0, q, 4, hit, 4), 0);
     blocks_release(&bm, &a);
     assert_int_equal(blocks_allocate(&bm, &b, NULL, 0, 8), 0);   /* all 4: p's blocks reused */
     b.len = 8;
-    assert_int_equal(blocks_lookup(&bm, p, 4, hit, 4), 0);
+    assert_int_equal(blocks_lookup(&bm, 0, p, 4, hit, 4), 0);
     blocks_release(&bm, &b);
     blocks_free(&bm);
 }

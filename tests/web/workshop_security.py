@@ -103,7 +103,7 @@ def room(code, tkey, db):
     nulls = con.execute("SELECT count(*) FROM slices WHERE run_id = ? AND name = 'sample' AND request IS NULL", (run_id,)).fetchone()[0]
     check(nulls == 0, f"every sampled token names its request ({nulls} without)")
     ids = [r[0] for r in con.execute("SELECT id FROM slices WHERE run_id = ? ORDER BY id", (run_id,))]
-    seen = leaks = readable = own_chunks = 0
+    seen = leaks = readable = own_chunks = batch_args = 0
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=("127.0.0.11", 0))
     for sid in ids:
         c.request("GET", f"/api/slices/{sid}", headers={"Authorization": f"Bearer {ka}"})
@@ -125,12 +125,23 @@ def room(code, tkey, db):
         if chunks is not None and (not isinstance(chunks, list) or   # a student's own prompt's chunks only
                                    any(not isinstance(c, dict) or c.get("req") not in own_a for c in chunks)):
             leaks += 1
+        if s.get("request") is None and ids_in is None and args:   # a forward's, an op's tokens: the batch's
+            leaks += 1
+            batch_args += 1
         own_chunks += len(chunks or [])
     c.close()
     check(together > 0, f"Ben's request {idb} shared a step with Ana's ({together} steps): the case to guard")
     check(leaks == 0, f"of {seen} events Ana may read {readable}: none is Ben's, no step lists Ben's id or chunk ({leaks} leaks); "
                       f"her own prompts' chunks are there ({own_chunks})")
     check(own_chunks > 0, f"a step shows Ana the chunks of her own prompts ({own_chunks})")
+    check(batch_args == 0, f"no event of the batch's (a forward, an op) shows Ana its args ({batch_args})")
+    # The prefix cache: Ben's exact words are no hit for Ana (her guess is not
+    # confirmed), and her own repeat is one (so the cache is on).
+    secret = "pin 4321 pass hunter2 locker 77"   # 27 tokens with the template: one whole block to hit
+    chat(kb, secret, src=12)
+    cached = lambda k, src: (chat(k, secret, src=src)[1] or {}).get("usage", {}).get("prompt_tokens_details", {}).get("cached_tokens")
+    ana1, ana2 = cached(ka, 11), cached(ka, 11)
+    check(ana1 == 0 and (ana2 or 0) > 0, f"Ben's prompt, sent again by Ana: {ana1} cached tokens; by Ana once more: {ana2}")
     st, j, raw, _ = req("GET", f"/api/requests/{idb}/events", key=ka, src=11)
     check(st == 403, f"Ana does not read Ben's timeline ({st})")
 

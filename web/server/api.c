@@ -368,14 +368,17 @@ static cJSON *own_list(web *w, web_req *rq, const cJSON *args, const char *name)
     return mine;
 }
 
+/* Any other event of no request (the model's forward, an op, a kernel)
+ * holds the whole batch's tokens, FLOPs and bytes: a student gets none of
+ * its args, since the others' prompt lengths follow from them. */
 static void own_part(web *w, web_req *rq, cJSON *args) {
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests");
-    if (!ids) return;
     cJSON *all = cJSON_IsString(ids) ? cJSON_Parse(ids->valuestring) : NULL;
     int n = cJSON_GetArraySize(cJSON_IsArray(ids) ? ids : all);
     cJSON_Delete(all);
-    cJSON *mine = own_list(w, rq, args, "requests"), *chunks = own_list(w, rq, args, "chunks");
+    cJSON *mine = ids ? own_list(w, rq, args, "requests") : NULL, *chunks = ids ? own_list(w, rq, args, "chunks") : NULL;
     while (args->child) cJSON_Delete(cJSON_DetachItemViaPointer(args, args->child));
+    if (!ids) return;
     cJSON_AddItemToObject(args, "requests", mine);
     cJSON_AddItemToObject(args, "chunks", chunks);
     cJSON_AddNumberToObject(args, "batch_size", n);
@@ -397,7 +400,7 @@ static enum MHD_Result slice(web *w, web_req *rq, sqlite3 *db, int64_t id) {
     cJSON *o = web_row(st, keys, 13);
     cJSON_AddStringToObject(o, "layer_name", trace_layer_name(sqlite3_column_int(st, 3)));
     cJSON *args = sqlite3_column_type(st, 13) == SQLITE_TEXT ? cJSON_Parse(text(st, 13)) : NULL;
-    if (rq->student && args) own_part(w, rq, args);
+    if (rq->student && args && sqlite3_column_type(st, 6) == SQLITE_NULL) own_part(w, rq, args);   /* a batch's, not theirs alone */
     cJSON_AddItemToObject(o, "args", args ? args : cJSON_CreateObject());
     if (sqlite3_column_type(st, 14) == SQLITE_TEXT) cJSON_AddStringToObject(o, "track_name", text(st, 14));
     sqlite3_finalize(st);
