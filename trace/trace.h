@@ -207,7 +207,7 @@ void     trace_flow_in_track(int layer, int track, uint64_t flow_id);
  * agree on it without passing it along (trace_flow_next() never reaches
  * the top bit). Down: the client's request, tokenized, admitted, stepped;
  * up: its logits computed and copied back, sampled, detokenized, streamed;
- * and from its k-th preemption to its resumption, HOP_PREEMPTED + k. */
+ * and from its k-th preemption to its resumption, HOP_PREEMPTED + k (k < 200). */
 enum trace_hop { HOP_SENT = 1, HOP_TOKENIZED, HOP_ADMITTED, HOP_COMPUTED, HOP_COPIED_BACK, HOP_SAMPLED,
                  HOP_DETOKENIZED, HOP_STREAMED, HOP_PREEMPTED = 16 };
 static inline uint64_t trace_request_flow(int64_t req, int hop) {

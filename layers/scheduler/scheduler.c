@@ -94,9 +94,14 @@ void sched_compact(engine *e) {
     e->n_running = k;
 }
 
-/* The arrow from r's k-th preemption (from 0) to the admission that resumes it. */
-static uint64_t resume_flow(const request *r, int k) {
-    return trace_request_flow(r->id, HOP_PREEMPTED + (k < 200 ? k : 200));
+/* The arrow from r's k-th preemption (from 0) to the admission that
+ * resumes it: a hop of its own each, so the first MAX_RESUME_FLOWS only
+ * (a flow id holds 8 bits of hop). */
+#define MAX_RESUME_FLOWS 200
+static void resume_flow(const request *r, int k, int out) {
+    if (k >= MAX_RESUME_FLOWS) return;
+    uint64_t f = trace_request_flow(r->id, HOP_PREEMPTED + k);
+    if (out) trace_flow_out(f); else trace_flow_in(f);
 }
 
 /* Preemption by recompute, vLLM's default: r's blocks are freed, its ids
@@ -104,7 +109,7 @@ static uint64_t resume_flow(const request *r, int k) {
  * admitted again it computes them again (what the prefix cache still
  * holds of them excepted). */
 static void preempt(engine *e, request *r) {
-    trace_flow_out(resume_flow(r, r->n_preempted));
+    resume_flow(r, r->n_preempted, 1);
     trace_instant(trace_at(L_SCHEDULER, DIR_UP, r->id, r->n_out), "preempt",
                   TRACE_ARGS(TA_INT("computed_tokens", r->kv.len), TA_INT("blocks", r->kv.n_blocks),
                              TA_INT("generated", r->n_out), TA_INT("running", e->n_running - 1), TA_INT("waiting", e->n_waiting + 1)));
@@ -159,7 +164,7 @@ static int admit(engine *e, request *r, int budget) {
     e->n_waiting--;
     int resumed = r->n_preempted > 0;
     if (resumed) {
-        trace_flow_in(resume_flow(r, r->n_preempted - 1));
+        resume_flow(r, r->n_preempted - 1, 0);
     } else {
         trace_clock_receive(r->arrive);   /* a request is admitted no sooner than it arrived */
         r->t_admit = now_s();
@@ -183,11 +188,28 @@ static int admit(engine *e, request *r, int budget) {
     return r->chunk = n;
 }
 
+/* Waiting requests whose connection let them go (cancel) leave the queue
+ * wherever they are in it, as vLLM aborts a waiting request at once; a
+ * suspended client's hang-up, which costs a look at its socket, is seen at
+ * the queue's head (unwanted, below). */
+static void drop_cancelled(engine *e, request **gone) {
+    request **p = &e->wait_head, *last = NULL;
+    while (*p) {
+        request *r = *p;
+        if (!atomic_load(&r->cancel)) { last = r; p = &r->next; continue; }
+        *p = r->next;
+        e->n_waiting--;
+        sched_retire(e, r, "cancelled", gone);   /* r->next is the gone list's now */
+    }
+    e->wait_tail = last;
+}
+
 /*
  * THE scheduling decision, once per step (mu held), within a budget of
  * max_num_batched_tokens ids:
  *  1. running requests whose client went away leave; their blocks return
- *     (so a hang-up costs at most the step that was running);
+ *     (so a hang-up costs at most the step that was running); so do
+ *     cancelled waiting ones, wherever they wait;
  *  2. every running request that decodes computes one id, in admission
  *     order; then the running prefills compute their prompts' next chunks
  *     (as much as the budget leaves). One that needs a block when none is
@@ -207,6 +229,7 @@ int sched_compose(engine *e, request **gone) {
     for (int i = 0; i < e->n_running; i++)
         if (unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
     sched_compact(e);
+    drop_cancelled(e, gone);
     for (int i = 0; i < e->n_running; i++) e->running[i]->chunk = 0;
 
     uint64_t preempted = e->met.preemptions;
