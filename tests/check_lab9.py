@@ -12,6 +12,7 @@ import math
 import sqlite3
 import sys
 
+from tally import check, close, done
 from step_model import pairs_of, step_model
 from step_model import t_step as step_model_t_step
 
@@ -19,19 +20,6 @@ ROOT = __file__.rsplit("/tests/", 1)[0]
 doc = json.load(open(sys.argv[1]))
 cfg = json.load(open(f"{ROOT}/tests/data/llama-3-8b.config.json"))
 gpu = json.load(open(f"{ROOT}/layers/gpu/profiles/h100.json"))
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    if not ok:
-        print("FAIL", what)
-
-
-def close(a, b, rel=1e-6):
-    return a is not None and b is not None and abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
 
 
 def row(q, reading=None, batch=None, prompt=None):
@@ -181,5 +169,4 @@ if pre and res:
 hits = sorted(r for r, n, _ in ev if n == "prefix_cache_hit")
 check(set(hits) == {3, 4, 5, 6, 7}, f"sample: every chat but the first finds the system prompt: {hits}")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()

@@ -15,23 +15,11 @@ import json
 import math
 import sys
 
+from tally import check, close, done
 from step_model import pairs_of, step_model, t_step
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
 out = sys.argv[1]
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    if not ok:
-        print("FAIL", what)
-
-
-def close(a, b, rel):
-    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
 
 
 def percentile(values, p):
@@ -84,5 +72,4 @@ for what, got, hand in (("TTFT", one["ttft_ms"], 1e3 * ttft), ("latency", one["l
 # token): in the excerpt its TTFT is the lone run's, to the nanosecond.
 check(close(doc["per_request"][0]["modeled"]["ttft_ms"], one["ttft_ms"], 1e-9), "request 0's TTFT in the excerpt is its lone TTFT")
 print(f"lone request: TTFT {one['ttft_ms']:.2f} ms (by hand {1e3 * ttft:.2f}), latency {one['latency_ms']:.1f} ms (by hand {1e3 * latency:.1f})")
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+done()
