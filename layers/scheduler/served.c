@@ -50,7 +50,7 @@ static int force_reply(served *s, const char *reply, char *err, int errlen) {
  * every token (a KV head is kept whole: past N = KV heads they repeat, as
  * vLLM does), and the whole workspace. The workspace holds a step's ids:
  * the budget with chunked prefill, else the longest prompt and a token of
- * every other request (e->o's, set here). */
+ * every other request. */
 #define KV_MEMORY_SHARE 0.9
 static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, int errlen) {
     int max_batch = eo->max_num_seqs, *kv_tokens = &eo->kv_tokens;
@@ -64,7 +64,6 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
         *kv_tokens = (int)fmin(mb * 1048576 / per_token, INT_MAX / 2);
         s->max_model_len = o->max_model_len ? o->max_model_len : (c->max_seq_len < *kv_tokens ? c->max_seq_len : *kv_tokens);
         if (*kv_tokens < KV_BLOCK_SIZE) return snprintf(err, errlen, "--kv-cache-mb %g holds no whole KV block", mb), -1;
-        if (eo->no_chunked_prefill && !eo->max_num_batched_tokens) eo->max_num_batched_tokens = s->max_model_len + max_batch;
         /* the batch can be no larger than the requests this holds: say it */
         fprintf(stderr, "hipath: KV cache %g MiB = %d tokens, %.0f B a token (%s; set with --kv-cache-mb)\n", mb, *kv_tokens,
                 per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
@@ -72,11 +71,11 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     }
     double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
     double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
-    int chunked = !eo->no_chunked_prefill || eo->max_num_batched_tokens;   /* the workspace does not grow with the context */
-    double room = budget - weights - ws_fixed - ws_token * (chunked ? eo->max_num_batched_tokens : max_batch);
-    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + (chunked ? 0 : ws_token))));
-    if (!chunked) eo->max_num_batched_tokens = (int)len + max_batch;
-    double workspace = ws_fixed + ws_token * (double)eo->max_num_batched_tokens, kv = budget - weights - workspace;
+    int fixed_step = eo->max_num_batched_tokens > 0;   /* else the step grows with the context (served_open's default) */
+    double room = budget - weights - ws_fixed - ws_token * (fixed_step ? eo->max_num_batched_tokens : max_batch);
+    long len = o->max_model_len ? o->max_model_len : (long)fmin(c->max_seq_len, floor(room / (per_token_gpu + (fixed_step ? 0 : ws_token))));
+    double step = fixed_step ? eo->max_num_batched_tokens : len + max_batch;
+    double workspace = ws_fixed + ws_token * step, kv = budget - weights - workspace;
     const char *cap = "";
     if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
         kv = 268435456.0 / kv_split;
@@ -121,6 +120,7 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
         eo.max_num_batched_tokens = d->prof.memory_bytes >= 70.0 * (1 << 30) && !strstr(d->prof.name, "A100") ? 8192 : 2048;
     if (size_kv(s, o, &eo, err, errlen)) goto fail_tok;
     int kv_tokens = eo.kv_tokens;
+    if (!eo.max_num_batched_tokens) eo.max_num_batched_tokens = s->max_model_len + eo.max_num_seqs;   /* unchunked: the longest prompt */
     if (s->max_model_len < 2 || s->max_model_len > c->max_seq_len) {
         snprintf(err, errlen, "--max-model-len %d: must be 2 to the model's context length %d", s->max_model_len, c->max_seq_len);
         goto fail_tok;
