@@ -2,24 +2,26 @@
 # Mixture-of-experts models (issue 46): qwen3_moe and mixtral checkpoints of
 # random weights written by transformers' own classes (tests/moe/make_models.py)
 # run by hipath: greedy ids and top-5 logprobs within 1e-3 of transformers on
-# CPU torch (tests/ref/hf_ref.py), on sim and cpu. Analytic runs of the public
+# CPU torch (run as tests/ref/hf_ref.py runs it), on sim and cpu; deepseek_v3's routing against
+# transformers' DeepseekV3TopkRouter (tests/moe/route_ref.py). Analytic runs of the public
 # Qwen3-30B-A3B and Mixtral-8x7B configs: the trace's routing and the grouped
 # matmuls' bytes and FLOPs against the config (tests/moe/check_trace.py).
 # Inconsistent expert settings are refused with one line.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 OUT=build/moe
-GEN="--prompt-ids 3,17,42,5,9,100,7 --max-tokens 8 --top-logprobs 5"
+PROMPT=3,17,42,5,9,100,7 MAX=8 TOP=5
+GEN="--prompt-ids $PROMPT --max-tokens $MAX --top-logprobs $TOP"
 fail=0
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
 python3 -c "import torch, transformers, safetensors" 2>/dev/null || { echo "skip: torch/transformers not importable"; exit 77; }
 command -v sqlite3 >/dev/null || { echo "skip: sqlite3 missing"; exit 77; }
 rm -rf "$OUT" && mkdir -p "$OUT" || exit 1
-python3 tests/moe/make_models.py "$OUT" > "$OUT/make.log" 2>&1 || { echo "FAIL: make_models.py: $(tail -n 1 "$OUT/make.log")"; exit 1; }
+python3 tests/moe/make_models.py "$OUT" $PROMPT $MAX $TOP > "$OUT/make.log" 2>&1 ||
+  { echo "FAIL: make_models.py: $(tail -n 1 "$OUT/make.log")"; exit 1; }
 
 for c in qwen3-moe qwen3-moe-norm-step2 mixtral; do
   m=$OUT/$c
-  python3 tests/ref/hf_ref.py "$m" $GEN > "$m.hf.json" 2> "$m.hf.err" || { echo "FAIL $c: hf_ref.py: $(tail -n 1 "$m.hf.err")"; fail=1; continue; }
   for dev in sim:w7900 cpu; do
     if "$HIPATH" generate --model "$m" --device $dev $GEN --temperature 0 --json > "$m.$dev.json" 2> "$m.err"; then
       python3 tests/ref/compare.py "$m.hf.json" "$m.$dev.json" --tol 1e-3 --name "$c on $dev vs transformers" || fail=1
@@ -28,6 +30,11 @@ for c in qwen3-moe qwen3-moe-norm-step2 mixtral; do
     fi
   done
 done
+
+# deepseek_v3's router (sigmoid, the bias for the choice only, group-limited
+# top-k) against transformers' DeepseekV3TopkRouter itself.
+[ -x build/tests/moe_route ] || { echo "FAIL: build/tests/moe_route is not built (run make)"; exit 1; }
+python3 tests/moe/route_ref.py build/tests/moe_route || fail=1
 
 analytic() { # analytic CONFIG DTYPE BYTES DEVICE
   db=$OUT/$(basename "$1" .config.json).db

@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
-"""Writes small random-weight MoE checkpoints with transformers' own classes.
+"""Writes small random-weight MoE checkpoints with transformers' own classes, and
+transformers' greedy run of each (the reference).
 
-    make_models.py OUTDIR
+    make_models.py OUTDIR PROMPT_IDS MAX_TOKENS TOP_LOGPROBS
 
 OUTDIR/<case>/ is what save_pretrained writes (config.json, model.safetensors with
 the experts under their HF names) for qwen3_moe (a dense layer among the MoE ones by
 mlp_only_layers, and decoder_sparse_step) and mixtral. Every weight is redrawn from
 a fixed seed: large enough that the routers' choices are far from ties, norms far
-from 1 so a dropped one shows.
+from 1 so a dropped one shows. OUTDIR/<case>.hf.json: the model loaded back from the
+folder and run greedily on CPU torch, float32, as tests/ref/hf_ref.py runs one (in this
+process: torch imported once, not once a case).
 """
+import json
 import os
 import sys
 
 import torch
 import transformers as tf
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ref"))
+from numpy_ref import greedy  # noqa: E402
 
 CASES = {
     "qwen3-moe": (tf.Qwen3MoeConfig, tf.Qwen3MoeForCausalLM,
@@ -47,14 +54,28 @@ def redraw(model, seed):
                 p.copy_(torch.randn(p.shape, generator=g) * gain / p.shape[-1] ** 0.5)
 
 
+def reference(path, prompt, max_tokens, top):
+    model = tf.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).float().eval()
+
+    @torch.no_grad()
+    def next_logprobs(ids):
+        return torch.log_softmax(model(torch.tensor([ids])).logits[0, -1].float(), dim=-1).numpy()
+
+    return greedy(next_logprobs, prompt, max_tokens, top)
+
+
 def main():
-    out = sys.argv[1]
+    out, prompt, max_tokens, top = sys.argv[1], [int(t) for t in sys.argv[2].split(",")], int(sys.argv[3]), int(sys.argv[4])
     tf.logging.set_verbosity_error()
+    tf.logging.disable_progress_bar()
     for i, (case, (Config, Model, kw)) in enumerate(CASES.items()):
         torch.manual_seed(100 + i)
         model = Model(Config(**kw, bos_token_id=1, eos_token_id=2)).float().eval()
         redraw(model, 100 + i)
-        model.save_pretrained(os.path.join(out, case))
+        path = os.path.join(out, case)
+        model.save_pretrained(path)
+        with open(path + ".hf.json", "w") as f:
+            json.dump(reference(path, prompt, max_tokens, top), f)
 
 
 if __name__ == "__main__":
