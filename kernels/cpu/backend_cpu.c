@@ -27,6 +27,24 @@ static uint64_t attention(const kcost *c, float *out, const float *q, const kv_c
     (void)c; k_attention(out, q, kv, b, l, n_heads, n_kv_heads, head_dim);
     return 0;
 }
+static uint64_t mla_absorb(const kcost *c, float *q_lat, float *q_pe, const float *q, const tensor *W, int T, mla_dims d) {
+    (void)c; k_mla_absorb(q_lat, q_pe, q, W, T, d);
+    return 0;
+}
+static uint64_t mla_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *c_kv, const float *k_pe,
+                              mla_dims d) {
+    (void)c; k_mla_kv_append(kv, b, l, c_kv, k_pe, d);
+    return 0;
+}
+static uint64_t mla_attention(const kcost *c, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *kv,
+                              const kv_batch *b, int l, mla_dims d) {
+    (void)c; k_mla_attention(o_lat, q_lat, q_pe, kv, b, l, d);
+    return 0;
+}
+static uint64_t mla_up_v(const kcost *c, float *out, const float *o_lat, const tensor *W, int T, mla_dims d) {
+    (void)c; k_mla_up_v(out, o_lat, W, T, d);
+    return 0;
+}
 static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {
     (void)c; k_silu_mul(g, u, n);
     return 0;
@@ -39,6 +57,7 @@ static uint64_t add(const kcost *c, float *x, const float *y, int n) {
 const backend backend_cpu = {
     .name = "cpu", .driver = &rt_host, .launches = 0,
     .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append,
-    .attention = attention, .silu_mul = silu_mul, .add = add,
+    .attention = attention, .mla_absorb = mla_absorb, .mla_kv_append = mla_kv_append, .mla_attention = mla_attention,
+    .mla_up_v = mla_up_v, .silu_mul = silu_mul, .add = add,
     .prepare_weight = k_pack, .release_weights = k_pack_reset,
 };

@@ -9,6 +9,7 @@
 
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
+#include "layers/common/mla.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,6 +76,16 @@ void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const fl
  * the score matrix is never stored). out, q: [T, n_heads*head_dim]. */
 void k_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
                  int n_heads, int n_kv_heads, int head_dim);
+/* MLA (layers/common/mla.h, mla.c). q [T, H, nope + rope] -> q_lat [T,
+ * H, rank] through W_UK (kv_b_proj's rows), and q_pe [T, H, rope]. */
+void k_mla_absorb(float *q_lat, float *q_pe, const float *q, const tensor *W_kv_b, int T, mla_dims d);
+/* Store each row's latent [c_kv | k_pe] (c_kv [T, rank], k_pe [T, rope]). */
+void k_mla_kv_append(kv_cache *c, const kv_batch *b, int l, const float *c_kv, const float *k_pe, mla_dims d);
+/* Causal attention in the latent space: o_lat [T, H, rank]. */
+void k_mla_attention(float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *c, const kv_batch *b, int l,
+                     mla_dims d);
+/* out [T, H, v_dim] = W_UV_h o_lat[t, h] for every head. */
+void k_mla_up_v(float *out, const float *o_lat, const tensor *W_kv_b, int T, mla_dims d);
 /* g = silu(g) * u */
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */

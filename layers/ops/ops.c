@@ -5,17 +5,10 @@
  * least once. Also the arrows of a step that land on the device.
  */
 #include "layers/ops/ops.h"
-#include "kernels/backend.h"
+#include "layers/ops/begin.h"
 #include "layers/gpu/sim.h"
 #include "trace/trace.h"
 
-/* The op's cost, which goes down to the kernel, and its start. The clock
- * is read only when something uses it: the trace, or a launch (on a
- * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
-static kcost begin(op_plan p, const char *name, double flops, double bytes) {
-    int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, DT_F32, p.step, timed ? trace_now_ns() : 0, p.n > 1 ? p.n : 1, p.along == SPLIT_IN };
-}
 
 /* The op as one slice, recorded when it returns: from its start to when the
  * backend handed the work off (t1), or to now when it did not say. Inlined,

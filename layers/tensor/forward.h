@@ -12,6 +12,7 @@
 
 #include "layers/tensor/model.h"
 #include "layers/tensor/kvcache.h"
+#include "layers/tensor/mla.h"
 
 typedef struct {
     const int *tokens;   /* this step's new tokens */
@@ -33,6 +34,7 @@ typedef struct {
     const kv_seq **seq;                             /*   host, [seqs] */
     int *row0, *row_seq;                            /*   host, [seqs + 1], [T] */
     int *d_ids, *d_pos;                             /* device, [T] */
+    mla_state mla;                                  /* deepseek_v3's attention's own */
 } forward_state;
 
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);

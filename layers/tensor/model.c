@@ -5,6 +5,7 @@
 #include "layers/common/file.h"
 #include "layers/ops/ops.h"
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,18 +38,45 @@ static void add_stop_ids(model_config *c, cJSON *v) {
     cJSON_ArrayForEach(e, v) add_stop_ids(c, e);
 }
 
+/* deepseek_v3's attention, MLA: the latent ranks and the heads' parts.
+ * Every head has its own K and V (n_kv_heads = n_heads), a query and key
+ * of qk_nope + qk_rope dims; first_k_dense_replace as transformers
+ * defaults it (3). */
+static int parse_mla(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
+    if (get_int(j, "kv_lora_rank", 1, path, &c->kv_lora_rank, err, errlen) ||
+        get_int(j, "q_lora_rank", 0, path, &c->q_lora_rank, err, errlen) ||
+        get_int(j, "qk_nope_head_dim", 1, path, &c->qk_nope_head_dim, err, errlen) ||
+        get_int(j, "qk_rope_head_dim", 1, path, &c->qk_rope_head_dim, err, errlen) ||
+        get_int(j, "v_head_dim", 1, path, &c->v_head_dim, err, errlen) ||
+        get_int(j, "first_k_dense_replace", 0, path, &c->first_dense_layers, err, errlen))
+        return -1;
+    if (c->q_lora_rank < 0) c->q_lora_rank = 0;   /* null: q_proj */
+    if (c->first_dense_layers < 0) c->first_dense_layers = 3;
+    if (!c->kv_lora_rank || !c->qk_rope_head_dim || !c->v_head_dim) {
+        snprintf(err, errlen, "%s: kv_lora_rank %d, qk_rope_head_dim %d and v_head_dim %d must be positive", path,
+                 c->kv_lora_rank, c->qk_rope_head_dim, c->v_head_dim);
+        return -1;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItem(j, "attention_bias"))) { snprintf(err, errlen, "%s: attention_bias is not supported", path); return -1; }
+    c->n_kv_heads = c->n_heads;
+    c->head_dim = c->qk_nope_head_dim + c->qk_rope_head_dim;
+    c->mla_scale = 1 / sqrtf((float)c->head_dim);
+    return 0;
+}
+
 static int parse_config(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
     static const struct { const char *hf, *name; enum arch a; } ARCHS[] = {
         { "LlamaForCausalLM", "llama", ARCH_LLAMA },
         { "Qwen2ForCausalLM", "qwen2", ARCH_QWEN2 },
-        { "Qwen3ForCausalLM", "qwen3", ARCH_QWEN3 } };
+        { "Qwen3ForCausalLM", "qwen3", ARCH_QWEN3 },
+        { "DeepseekV3ForCausalLM", "deepseek_v3", ARCH_DEEPSEEK_V3 } };
     cJSON *archs = cJSON_GetObjectItem(j, "architectures");
     const char *a = cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0))
                     ? cJSON_GetArrayItem(archs, 0)->valuestring : "(none)";
     int found = 0;
     for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
         if (!strcmp(a, ARCHS[i].hf)) { c->arch = ARCHS[i].a; c->arch_name = ARCHS[i].name; found = 1; }
-    if (!found) { snprintf(err, errlen, "%s: architecture %s is not supported (llama, qwen2, qwen3)", path, a); return -1; }
+    if (!found) { snprintf(err, errlen, "%s: architecture %s is not supported (llama, qwen2, qwen3, deepseek_v3)", path, a); return -1; }
     if (get_int(j, "hidden_size", 1, path, &c->dim, err, errlen) ||
         get_int(j, "intermediate_size", 1, path, &c->hidden_dim, err, errlen) ||
         get_int(j, "num_hidden_layers", 1, path, &c->n_layers, err, errlen) ||
@@ -62,12 +90,15 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     if (c->n_kv_heads < 0) c->n_kv_heads = c->n_heads;
     if (c->max_seq_len < 0) c->max_seq_len = 2048;
     if (c->head_dim < 0) c->head_dim = c->n_heads ? c->dim / c->n_heads : 0;
+    if (c->arch == ARCH_DEEPSEEK_V3 && parse_mla(c, j, path, err, errlen)) return -1;
     if (!c->dim || !c->n_heads || !c->n_kv_heads || c->n_heads % c->n_kv_heads || !c->head_dim || !c->vocab_size || !c->n_layers || !c->hidden_dim) {
         snprintf(err, errlen, "%s: inconsistent sizes (hidden %d, heads %d, kv heads %d, head_dim %d)", path, c->dim, c->n_heads, c->n_kv_heads, c->head_dim);
         return -1;
     }
-    if (c->head_dim % 2) { snprintf(err, errlen, "%s: head_dim %d is odd; RoPE needs pairs", path, c->head_dim); return -1; }
+    int roped = c->kv_lora_rank ? c->qk_rope_head_dim : c->head_dim;
+    if (roped % 2) { snprintf(err, errlen, "%s: the roped head dim %d is odd; RoPE needs pairs", path, roped); return -1; }
     cJSON *v = cJSON_GetObjectItem(j, "rope_theta");
+    if (!cJSON_IsNumber(v)) v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_theta");   /* transformers 5 */
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
@@ -75,7 +106,11 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     c->tied = cJSON_IsBool(v) ? cJSON_IsTrue(v) : 0;
     c->qkv_bias = c->arch == ARCH_QWEN2;
     c->qk_norm = c->arch == ARCH_QWEN3;
-    c->rope = ROPE_HALF;
+    /* deepseek_v3 rotates adjacent pairs unless rope_interleave is false
+     * (transformers' apply_rotary_pos_emb_interleave; DeepSeek's own code
+     * permutes q_pe and k_pe to halves: the same rotation) */
+    v = cJSON_GetObjectItem(j, "rope_interleave");
+    c->rope = c->arch == ARCH_DEEPSEEK_V3 && !cJSON_IsFalse(v) ? ROPE_ADJACENT : ROPE_HALF;
     v = cJSON_GetObjectItem(j, "torch_dtype");
     if (!cJSON_IsString(v)) v = cJSON_GetObjectItem(j, "dtype");
     const char *td = cJSON_IsString(v) ? v->valuestring : "";
@@ -122,9 +157,12 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen) {
          *tok_path = join(dir, "tokenizer.json");
     int rc = -1;
     cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
-    /* The shapes of a rope-scaled model are fine for the calculator, but the
-     * engine computes plain RoPE only: refuse to run it rather than be wrong. */
-    if (scaling && !cJSON_IsNull(scaling)) snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
+    cJSON *type = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_type") : NULL;   /* transformers 5 */
+    /* The shapes of a rope-scaled model (yarn's included) are fine for the
+     * calculator and analytic runs, but the engine computes plain RoPE only:
+     * refuse to run it rather than be wrong. */
+    if ((scaling && !cJSON_IsNull(scaling)) || (cJSON_IsString(type) && strcmp(type->valuestring, "default")))
+        snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
     else if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
         if (file_exists(gen_path)) {
             cJSON *g = json_read(gen_path, FILE_SMALL, err, errlen);
@@ -159,4 +197,14 @@ void model_free(model *m) {
     free(m->path);
     free(m->tokenizer_path);
     memset(m, 0, sizeof *m);
+}
+
+int model_kv_row(const model_config *c, int *planes) {
+    *planes = c->kv_lora_rank ? 1 : 2;
+    return c->kv_lora_rank ? c->kv_lora_rank + c->qk_rope_head_dim : c->n_kv_heads * c->head_dim;
+}
+
+size_t model_kv_token_bytes(const model_config *c, int elem_bytes) {
+    int planes, row = model_kv_row(c, &planes);
+    return (size_t)planes * c->n_layers * row * elem_bytes;
 }

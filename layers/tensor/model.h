@@ -1,5 +1,6 @@
 /*
- * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3):
+ * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3,
+ * deepseek_v3's latent attention):
  * its configuration, its weights, and loading them from a checkpoint.
  */
 #ifndef HIPATH_MODEL_H
@@ -7,7 +8,7 @@
 
 #include "layers/tensor/weights.h"
 
-enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_DEEPSEEK_V3 };
 /* How RoPE pairs the dimensions of a head: HF checkpoints rotate the two
  * halves (i, i + d/2); llama.cpp's GGUF permutes Q/K rows so pairs are
  * adjacent (2i, 2i + 1). Using the wrong one gives fluent nonsense. */
@@ -17,13 +18,22 @@ enum rope_style { ROPE_HALF, ROPE_ADJACENT };
 
 typedef struct {
     enum arch arch;
-    const char *arch_name;  /* "llama", "qwen2", "qwen3" */
+    const char *arch_name;  /* "llama", "qwen2", "qwen3", "deepseek_v3" */
     int dim;                /* hidden_size */
     int hidden_dim;         /* intermediate_size (FFN) */
     int n_layers;
     int n_heads;
-    int n_kv_heads;
-    int head_dim;
+    int n_kv_heads;         /* MLA: n_heads (each head has its own K and V, all from one latent) */
+    int head_dim;           /* MLA: a query's and key's, qk_nope_head_dim + qk_rope_head_dim */
+    /* MLA, multi-head latent attention (deepseek_v3; 0 = ordinary attention):
+     * the KV cache holds one latent c_kv [kv_lora_rank] and one shared roped
+     * key k_pe [qk_rope_head_dim] a token, from which every head's K and V
+     * are kv_b_proj's up-projections (layers/tensor/mla.c). */
+    int q_lora_rank;        /* 0 when null (q_proj direct) */
+    int kv_lora_rank;       /* > 0 means MLA */
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    float mla_scale;        /* the softmax's scale: 1/sqrt(head_dim) (yarn would change it) */
+    int first_dense_layers; /* deepseek_v3 first_k_dense_replace: layers before it are dense */
     int vocab_size;
     int max_seq_len;        /* max_position_embeddings */
     float rope_theta;
@@ -48,6 +58,14 @@ typedef struct {
     const tensor *w_gate, *w_up, *w_down;
     const float *bq, *bk, *bv;            /* qwen2 */
     const float *q_norm, *k_norm;         /* qwen3, [head_dim] */
+    /* MLA (wq: q_proj, or q_b_proj after q_a_proj with q_lora_rank). The
+     * paper's W^DKV and W^KR are the two row blocks of kv_a_proj_with_mqa;
+     * kv_b_proj holds every head's W^UK (qk_nope rows) then W^UV (v rows). */
+    const tensor *wq_a;                   /* [q_lora_rank, dim], or NULL */
+    const float *q_a_norm;                /* [q_lora_rank] */
+    tensor w_dkv, w_kr;                   /* [kv_lora_rank, dim], [qk_rope_head_dim, dim]: views */
+    const float *kv_a_norm;               /* [kv_lora_rank] */
+    const tensor *w_kv_b;                 /* [n_heads * (qk_nope + v_head_dim), kv_lora_rank] */
 } layer_weights;
 
 typedef struct {
@@ -74,7 +92,14 @@ typedef struct {
 int  model_load(model *m, const char *path, char *err, int errlen);
 void model_free(model *m);
 
-/* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3).
+/* The bytes one token's KV takes in the cache over all layers at elem_bytes
+ * an element: K and V of every KV head, or MLA's latent and rope key. */
+size_t model_kv_token_bytes(const model_config *c, int elem_bytes);
+/* A KV cache row's floats and planes: n_kv_heads * head_dim in K and in V
+ * (2), or MLA's [c_kv | k_pe] alone (1). */
+int model_kv_row(const model_config *c, int *planes);
+
+/* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3, deepseek_v3).
  * 0, or -1 with a one-line reason naming the file and field. */
 int  model_config_load(model_config *c, const char *config_json_path, char *err, int errlen);
 
