@@ -53,7 +53,7 @@ typedef struct {
     bounds_phase phase[2];   /* [BOUNDS_PREFILL], [BOUNDS_DECODE] */
 } bounds_op;
 
-#define BOUNDS_MAX_OPS 12
+#define BOUNDS_MAX_OPS 16
 #define BOUNDS_MAX_STAGES 64     /* as many GPUs as a profile's server may join */
 
 typedef struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes, total_bytes; } bounds_capacity;
@@ -93,6 +93,7 @@ typedef struct {
     int64_t params;          /* every parameter, embeddings and norms included */
     double weights_bytes;    /* what the parameters take, scales included (params x b_w when flat) */
     double kv_bytes_per_token;
+    double kv_bytes_per_token_expanded;   /* MLA: what every head's own K and V would take (0 without MLA) */
     bounds_capacity capacity;
     bounds_phase prefill, decode;   /* the sums over op[] */
     double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */
