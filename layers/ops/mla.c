@@ -7,13 +7,15 @@
 #include "layers/ops/begin.h"
 #include <stdio.h>
 
-/* The slice, with the latent shapes beside the costs. */
-static void end(const kcost *c, uint64_t t1, int T, mla_dims d, const char *dims, int n) {
+/* The slice, with the latent shapes beside the costs; weight_bytes: of
+ * kv_b_proj's rows read (v_steps sums them with the matmuls'). */
+static void end(const kcost *c, uint64_t t1, int T, mla_dims d, double weight_bytes, const char *dims, int n) {
     if (!trace_enabled() || !c->t0) return;
     if (!t1) t1 = trace_now_ns();
     trace_slice(trace_at(L_OPS, DIR_DOWN, NO_REQ, c->step), c->name, c->t0, t1 - c->t0,
-                TRACE_ARGS(TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes), TA_INT("tokens", T), TA_INT("heads", d.n_heads),
-                           TA_INT("kv_lora_rank", d.rank), TA_INT("qk_rope_head_dim", d.rope), TA_INT(dims, n)));
+                TRACE_ARGS(TA_DBL("flops", c->flops), TA_DBL("bytes", c->bytes), TA_DBL("weight_bytes", weight_bytes),
+                           TA_INT("tokens", T), TA_INT("heads", d.n_heads), TA_INT("kv_lora_rank", d.rank),
+                           TA_INT("qk_rope_head_dim", d.rope), TA_INT(dims, n)));
 }
 
 int op_mla_supported(char *err, int errlen) {
@@ -27,16 +29,15 @@ int op_mla_supported(char *err, int errlen) {
 static double rows_bytes(const tensor *W, double rows, int rank) { return rows * (double)dtype_row_bytes(W->dt, rank); }
 
 void op_mla_absorb(op_plan p, float *q_lat, float *q_pe, const float *q, const tensor *W_kv_b, int T, mla_dims d) {
-    double H = d.n_heads;
-    kcost c = begin(p, "mla_absorb", 2.0 * T * H * d.nope * d.rank,
-                    rows_bytes(W_kv_b, H * d.nope, d.rank) + 4.0 * T * H * (d.nope + d.rope + d.rank + d.rope));
+    double H = d.n_heads, w = rows_bytes(W_kv_b, H * d.nope, d.rank);
+    kcost c = begin(p, "mla_absorb", 2.0 * T * H * d.nope * d.rank, w + 4.0 * T * H * (d.nope + d.rope + d.rank + d.rope));
     c.dt = W_kv_b->dt;   /* a batched matmul: its dtype's peak */
-    end(&c, backend_now()->mla_absorb(&c, q_lat, q_pe, q, W_kv_b, T, d), T, d, "qk_nope_head_dim", d.nope);
+    end(&c, backend_now()->mla_absorb(&c, q_lat, q_pe, q, W_kv_b, T, d), T, d, w, "qk_nope_head_dim", d.nope);
 }
 
 void op_mla_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *c_kv, const float *k_pe, mla_dims d) {
     kcost cost = begin(p, "mla_kv_append", 0, (4.0 + c->elem_bytes) * b->T * (d.rank + d.rope));   /* read f32, stored */
-    end(&cost, backend_now()->mla_kv_append(&cost, c, b, l, c_kv, k_pe, d), b->T, d, "kv_bytes_per_token_layer",
+    end(&cost, backend_now()->mla_kv_append(&cost, c, b, l, c_kv, k_pe, d), b->T, d, 0, "kv_bytes_per_token_layer",
         (d.rank + d.rope) * c->elem_bytes);
 }
 
@@ -50,12 +51,12 @@ void op_mla_attention(op_plan p, float *o_lat, const float *q_lat, const float *
     for (int i = 0; i < b->n_seqs; i++) kv_read += (double)c->elem_bytes * (b->pos[b->row0[i + 1] - 1] + 1) * (d.rank + d.rope);
     kcost cost = begin(p, "mla_attention", 2.0 * keys * H * (2.0 * d.rank + d.rope),
                        kv_read + 4.0 * b->T * H * (2.0 * d.rank + d.rope));
-    end(&cost, backend_now()->mla_attention(&cost, o_lat, q_lat, q_pe, c, b, l, d), b->T, d, "keys", (int)keys);
+    end(&cost, backend_now()->mla_attention(&cost, o_lat, q_lat, q_pe, c, b, l, d), b->T, d, 0, "keys", (int)keys);
 }
 
 void op_mla_up_v(op_plan p, float *out, const float *o_lat, const tensor *W_kv_b, int T, mla_dims d) {
-    double H = d.n_heads;
-    kcost c = begin(p, "mla_up_v", 2.0 * T * H * d.v_dim * d.rank, rows_bytes(W_kv_b, H * d.v_dim, d.rank) + 4.0 * T * H * (d.rank + d.v_dim));
+    double H = d.n_heads, w = rows_bytes(W_kv_b, H * d.v_dim, d.rank);
+    kcost c = begin(p, "mla_up_v", 2.0 * T * H * d.v_dim * d.rank, w + 4.0 * T * H * (d.rank + d.v_dim));
     c.dt = W_kv_b->dt;
-    end(&c, backend_now()->mla_up_v(&c, out, o_lat, W_kv_b, T, d), T, d, "v_head_dim", d.v_dim);
+    end(&c, backend_now()->mla_up_v(&c, out, o_lat, W_kv_b, T, d), T, d, w, "v_head_dim", d.v_dim);
 }
