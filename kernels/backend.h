@@ -52,7 +52,8 @@ typedef struct {
     uint64_t (*embedding)(const kcost *c, float *x, const tensor *E, const int *ids, int T);
     uint64_t (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
     uint64_t (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-    uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+    uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                     int adjacent);
     /* one launch for every sequence of the step (PagedAttention's batching) */
     uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
     uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,

@@ -107,14 +107,15 @@ refuse "splitting MLA" bounds --config $V3 --device h100 --tp 2
 refuse "mixture-of-experts" run --analytic --config $V3 --device mi300x --max-tokens 1 --trace-db "$OUT/r.db" --perfetto "$OUT/r.pftrace" Hi
 python3 -c "import json, sys; c = json.load(open('$OUT/v3-dense.json')); c['qk_rope_head_dim'] = 63; json.dump(c, sys.stdout)" > "$OUT/odd.json"
 refuse "roped head dim 63 is odd" bounds --config "$OUT/odd.json" --device h100
-# A real checkpoint with yarn RoPE (DeepSeek-V3's) is refused rather than
-# run with plain RoPE; the calculator takes its config (above).
+# A real checkpoint whose yarn scales cos and sin (attention_factor != 1:
+# mscale != mscale_all_dim) is refused rather than run wrong; DeepSeek's
+# own yarn (equal mscales) runs, checked in check_reference.sh.
 python3 tests/ref/make_models.py "$OUT/models" > /dev/null || { echo "FAIL make_models.py"; exit 1; }
-python3 - "$OUT/models/deepseek-mla-qlora/config.json" <<'PY'
+python3 - "$OUT/models/deepseek-mla-yarn/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-c["rope_scaling"] = {"type": "yarn", "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096}
+c["rope_scaling"]["mscale"] = 1.0
 json.dump(c, open(sys.argv[1], "w"))
 PY
-refuse "rope_scaling is not supported" generate --model "$OUT/models/deepseek-mla-qlora" --prompt-ids 3,17 --max-tokens 1 --json
+refuse "rope_scaling is not supported" generate --model "$OUT/models/deepseek-mla-yarn" --prompt-ids 3,17 --max-tokens 1 --json
 exit $fail

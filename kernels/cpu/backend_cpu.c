@@ -14,8 +14,9 @@ static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W
     (void)c; k_matmul(y, x, W, b, T, N, K);
     return 0;
 }
-static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
-    (void)c; k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
+static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                     int adjacent) {
+    (void)c; k_rope(x, T, n_heads, head_dim, pos, theta, inv_freq, adjacent);
     return 0;
 }
 static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {

@@ -59,9 +59,10 @@ static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W
     if (twin()) k_matmul(y, x, W, b, T, N, K);
     return emulated(t);
 }
-static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                     int adjacent) {
     uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
-    if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
+    if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, inv_freq, adjacent);
     return emulated(t);
 }
 static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {

@@ -66,8 +66,9 @@ void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
 /* The same, plainly: the dozen lines k_matmul makes fast (matmul_ref.c), the tests' oracle. */
 void k_matmul_ref(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-/* Rotate each head of x[T, n_heads*head_dim] by its position. */
-void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+/* Rotate each head of x[T, n_heads*head_dim] by its position, pair i at
+ * frequency theta^(-2i/head_dim), or inv_freq[i] when given (yarn). */
+void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent);
 /* Store each row's k and v [T, kv_dim] at its sequence's slot for its
  * position, layer l. */
 void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);

@@ -51,7 +51,8 @@ static uint64_t launch(const kcost *c, const char *name, void (*fn)(P...), kdims
 uint64_t hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T);
 uint64_t hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
 uint64_t hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                  int adjacent);
 uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
 uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
                        int n_heads, int n_kv_heads, int head_dim);

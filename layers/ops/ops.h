@@ -38,7 +38,8 @@ void op_embedding(op_plan p, float *x, const tensor *E, const int *ids, int T);
 void op_rmsnorm(op_plan p, const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
 /* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */
 void op_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
-void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+/* RoPE at frequencies theta^(-2i/head_dim), or inv_freq[i] when given (yarn). */
+void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent);
 /* Every sequence of the step at once (kv.h's kv_batch): one launch each. */
 void op_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
 void op_attention(op_plan p, float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,

@@ -158,11 +158,11 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         else {
             op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
             if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
-            op_rope(cols, s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
+            op_rope(cols, s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, NULL, adjacent);
             op_matmul(kv_cols, "k_proj", s->k, s->xb, L->wk, L->bk, T);   /* ... and its KV heads, whose reads bound attention */
             op_matmul(kv_cols, "v_proj", s->v, s->xb, L->wv, L->bv, T);
             if (c->qk_norm) op_rmsnorm(kv_cols, "k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
-            op_rope(kv_cols, s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
+            op_rope(kv_cols, s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, NULL, adjacent);
             op_kv_append(kv_cols, kv, &s->batch, l, s->k, s->v);
             op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
             op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);

@@ -11,6 +11,7 @@
  */
 #include "layers/tensor/mla.h"
 #include "layers/runtime/runtime.h"
+#include "trace/trace.h"
 #include <string.h>
 
 mla_dims mla_dims_of(const model_config *c) {
@@ -18,8 +19,9 @@ mla_dims mla_dims_of(const model_config *c) {
 }
 
 /* The buffers' sizes for T tokens, one table for init and bytes. */
-enum { M_QA, M_CKV, M_KPE, M_QLAT, M_QPE, M_OLAT, M_ATT, M_N };
-static const char *const M_NAME[M_N] = { "mla.q_a", "mla.c_kv", "mla.k_pe", "mla.q_lat", "mla.q_pe", "mla.o_lat", "mla.att" };
+enum { M_QA, M_CKV, M_KPE, M_QLAT, M_QPE, M_OLAT, M_ATT, M_FREQ, M_N };
+static const char *const M_NAME[M_N] = { "mla.q_a", "mla.c_kv", "mla.k_pe", "mla.q_lat", "mla.q_pe", "mla.o_lat", "mla.att",
+                                         "mla.rope_inv_freq" };
 
 static void sizes(const model_config *c, size_t T, size_t bytes[M_N]) {
     size_t f = sizeof(float), H = (size_t)c->n_heads, r = (size_t)c->kv_lora_rank, dr = (size_t)c->qk_rope_head_dim;
@@ -30,6 +32,7 @@ static void sizes(const model_config *c, size_t T, size_t bytes[M_N]) {
     bytes[M_QLAT] = bytes[M_OLAT] = T * H * r * f;
     bytes[M_QPE] = on * T * H * dr * f;
     bytes[M_ATT] = on * T * H * (size_t)c->v_head_dim * f;
+    bytes[M_FREQ] = c->rope_yarn ? dr / 2 * f : 0;
 }
 
 size_t mla_state_bytes(const model_config *c, int max_tokens) {
@@ -40,17 +43,19 @@ size_t mla_state_bytes(const model_config *c, int max_tokens) {
 }
 
 int mla_state_init(mla_state *s, const model_config *c, int max_tokens) {
-    float **buf[M_N] = { &s->q_a, &s->c_kv, &s->k_pe, &s->q_lat, &s->q_pe, &s->o_lat, &s->att };
+    float **buf[M_N] = { &s->q_a, &s->c_kv, &s->k_pe, &s->q_lat, &s->q_pe, &s->o_lat, &s->att, &s->inv_freq };
     size_t bytes[M_N];
     memset(s, 0, sizeof *s);
     sizes(c, (size_t)max_tokens, bytes);
     for (int i = 0; i < M_N; i++)
         if (bytes[i] && !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, M_NAME[i]))) { mla_state_free(s); return -1; }
+    if (s->inv_freq) rt_copy(s->inv_freq, c->rope_inv_freq, bytes[M_FREQ], COPY_H2D, NO_STEP);
     return 0;
 }
 
 void mla_state_free(mla_state *s) {
     rt_free(s->q_a); rt_free(s->c_kv); rt_free(s->k_pe); rt_free(s->q_lat); rt_free(s->q_pe); rt_free(s->o_lat); rt_free(s->att);
+    rt_free(s->inv_freq);
     memset(s, 0, sizeof *s);
 }
 
@@ -67,10 +72,10 @@ void mla_attention(const model_config *c, const layer_weights *L, mla_state *s, 
     op_matmul(p, "kv_a_proj_c_kv", s->c_kv, x, &L->w_dkv, NULL, T);
     op_rmsnorm(p, "kv_a_layernorm", s->c_kv, s->c_kv, L->kv_a_norm, T, d.rank, c->norm_eps);
     op_matmul(p, "kv_a_proj_k_pe", s->k_pe, x, &L->w_kr, NULL, T);
-    op_rope(p, s->k_pe, T, 1, d.rope, pos, c->rope_theta, adjacent);
+    op_rope(p, s->k_pe, T, 1, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
     op_mla_kv_append(p, kv, b, l, s->c_kv, s->k_pe, d);
     op_mla_absorb(p, s->q_lat, s->q_pe, q, L->w_kv_b, T, d);
-    op_rope(p, s->q_pe, T, d.n_heads, d.rope, pos, c->rope_theta, adjacent);
+    op_rope(p, s->q_pe, T, d.n_heads, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
     op_mla_attention(p, s->o_lat, s->q_lat, s->q_pe, kv, b, l, d);
     op_mla_up_v(p, s->att, s->o_lat, L->w_kv_b, T, d);
     op_matmul(p, "o_proj", out, s->att, L->wo, NULL, T);

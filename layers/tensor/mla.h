@@ -14,6 +14,7 @@ typedef struct {
     float *c_kv, *k_pe;          /* [T, kv_lora_rank], [T, qk_rope_head_dim]: what the cache keeps */
     float *q_lat, *q_pe, *o_lat; /* [T, H, kv_lora_rank], [T, H, qk_rope_head_dim], [T, H, kv_lora_rank] */
     float *att;                  /* [T, H, v_head_dim]: o_proj's input */
+    float *inv_freq;             /* yarn's RoPE frequencies [qk_rope_head_dim / 2], or NULL */
 } mla_state;
 
 size_t mla_state_bytes(const model_config *c, int max_tokens);

@@ -38,6 +38,49 @@ static void add_stop_ids(model_config *c, cJSON *v) {
     cJSON_ArrayForEach(e, v) add_stop_ids(c, e);
 }
 
+/* A number field of o, or def when absent or null. */
+static double num(cJSON *o, const char *key, double def) {
+    cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+/* YaRN's mscale: 0.1 m ln(s) + 1 past s = 1. */
+static double yarn_mscale(double s, double m) { return s <= 1 ? 1 : 0.1 * m * log(s) + 1; }
+
+/* rope_scaling (or transformers 5's rope_parameters) of type yarn, as
+ * DeepSeek-V3 and transformers compute it (modeling_rope_utils.py,
+ * _compute_yarn_parameters): each rotated pair's frequency blends the
+ * plain one (fast dimensions: extrapolated) with it over factor (slow
+ * ones: interpolated) along a ramp between the dimensions that turn
+ * beta_fast and beta_slow times in the original context; the softmax
+ * scale gains mscale(factor, mscale_all_dim)^2. Only an attention_factor
+ * of 1 (mscale = mscale_all_dim, as DeepSeek's) is run: others scale
+ * cos and sin, which hipath's RoPE does not. Anything else: plain RoPE
+ * in the config, refused by a real load (model_load_hf). */
+static void parse_yarn(model_config *c, cJSON *j) {
+    cJSON *s = cJSON_GetObjectItem(j, "rope_scaling"), *t;
+    if (!cJSON_IsObject(s)) s = cJSON_GetObjectItem(j, "rope_parameters");
+    if (!(t = cJSON_GetObjectItem(s, "type"))) t = cJSON_GetObjectItem(s, "rope_type");
+    int d = c->qk_rope_head_dim, half = d / 2;
+    double f = num(s, "factor", 0), orig = num(s, "original_max_position_embeddings", 0), base = c->rope_theta;
+    if (!cJSON_IsString(t) || strcmp(t->valuestring, "yarn") || !(f > 0) || !(orig > 0) || half > MAX_ROPE_HALF) return;
+    double m = num(s, "mscale", 0), m_all = num(s, "mscale_all_dim", 0);
+    double af = num(s, "attention_factor", m && m_all ? yarn_mscale(f, m) / yarn_mscale(f, m_all) : yarn_mscale(f, 1));
+    if (fabs(af - 1) > 1e-6) return;
+    /* the dimension that turns r times in orig positions */
+    double lo = d * log(orig / (num(s, "beta_fast", 32) * 2 * M_PI)) / (2 * log(base)),
+           hi = d * log(orig / (num(s, "beta_slow", 1) * 2 * M_PI)) / (2 * log(base));
+    if (!cJSON_IsFalse(cJSON_GetObjectItem(s, "truncate"))) lo = floor(lo), hi = ceil(hi);
+    lo = fmax(lo, 0), hi = fmin(hi, d - 1);
+    if (lo == hi) hi += 0.001;
+    for (int i = 0; i < half; i++) {
+        float plain = 1 / powf((float)base, (float)(2 * i) / d), ramp = fminf(fmaxf((float)((i - lo) / (hi - lo)), 0), 1);
+        c->rope_inv_freq[i] = plain / (float)f * ramp + plain * (1 - ramp);   /* float, as transformers */
+    }
+    if (m_all) c->mla_scale *= (float)(yarn_mscale(f, m_all) * yarn_mscale(f, m_all));
+    c->rope_yarn = 1;
+}
+
 /* deepseek_v3's attention, MLA: the latent ranks and the heads' parts.
  * Every head has its own K and V (n_kv_heads = n_heads), a query and key
  * of qk_nope + qk_rope dims; first_k_dense_replace as transformers
@@ -62,6 +105,12 @@ static int parse_mla(model_config *c, cJSON *j, const char *path, char *err, int
     c->head_dim = c->qk_nope_head_dim + c->qk_rope_head_dim;
     c->mla_scale = 1 / sqrtf((float)c->head_dim);
     return 0;
+}
+
+/* Is RoPE scaled in a way the engine does not compute? */
+static int rope_unsupported(const model_config *c, cJSON *j) {
+    cJSON *scaling = cJSON_GetObjectItem(j, "rope_scaling"), *type = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_type");
+    return !c->rope_yarn && ((scaling && !cJSON_IsNull(scaling)) || (cJSON_IsString(type) && strcmp(type->valuestring, "default")));
 }
 
 static int parse_config(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
@@ -100,6 +149,7 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     cJSON *v = cJSON_GetObjectItem(j, "rope_theta");
     if (!cJSON_IsNumber(v)) v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_theta");   /* transformers 5 */
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
+    if (c->kv_lora_rank) parse_yarn(c, j);
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
     v = cJSON_GetObjectItem(j, "tie_word_embeddings");
@@ -156,14 +206,16 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen) {
     char *cfg_path = join(dir, "config.json"), *gen_path = join(dir, "generation_config.json"),
          *tok_path = join(dir, "tokenizer.json");
     int rc = -1;
-    cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
-    cJSON *type = j ? cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_type") : NULL;   /* transformers 5 */
-    /* The shapes of a rope-scaled model (yarn's included) are fine for the
-     * calculator and analytic runs, but the engine computes plain RoPE only:
-     * refuse to run it rather than be wrong. */
-    if ((scaling && !cJSON_IsNull(scaling)) || (cJSON_IsString(type) && strcmp(type->valuestring, "default")))
-        snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
-    else if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
+    cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen);
+    /* The shapes of a rope-scaled model are fine for the calculator and
+     * analytic runs, but the engine computes plain RoPE and deepseek_v3's
+     * yarn only: refuse to run another rather than be wrong. */
+    int ok = j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0;
+    if (ok && rope_unsupported(&m->cfg, j)) {
+        snprintf(err, errlen, "%s: rope_scaling is not supported (only deepseek_v3's yarn, with mscale = mscale_all_dim)", cfg_path);
+        ok = 0;
+    }
+    if (ok) {
         if (file_exists(gen_path)) {
             cJSON *g = json_read(gen_path, FILE_SMALL, err, errlen);
             if (g) add_stop_ids(&m->cfg, cJSON_GetObjectItem(g, "eos_token_id"));

@@ -15,6 +15,7 @@ enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_DEEPSEEK_V3 };
 enum rope_style { ROPE_HALF, ROPE_ADJACENT };
 
 #define MAX_STOP_IDS 8
+#define MAX_ROPE_HALF 128   /* yarn's frequency table: rotated pairs */
 
 typedef struct {
     enum arch arch;
@@ -32,7 +33,9 @@ typedef struct {
     int q_lora_rank;        /* 0 when null (q_proj direct) */
     int kv_lora_rank;       /* > 0 means MLA */
     int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
-    float mla_scale;        /* the softmax's scale: 1/sqrt(head_dim) (yarn would change it) */
+    float mla_scale;        /* the softmax's scale: 1/sqrt(head_dim), times yarn's mscale^2 */
+    int rope_yarn;          /* deepseek_v3's rope_scaling yarn: RoPE's frequencies are rope_inv_freq */
+    float rope_inv_freq[MAX_ROPE_HALF];   /* [qk_rope_head_dim / 2] */
     int first_dense_layers; /* deepseek_v3 first_k_dense_replace: layers before it are dense */
     int vocab_size;
     int max_seq_len;        /* max_position_embeddings */

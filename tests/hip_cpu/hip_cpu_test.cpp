@@ -138,13 +138,16 @@ static void rmsnorm(int T, int n, bool in_place) {
     check("rmsnorm n=" + std::to_string(n) + (in_place ? " in place" : ""), e, got, ref);
 }
 
-static void rope(int head_dim, int adjacent) {
+static void rope(int head_dim, int adjacent, bool table) {
     int T = 3, H = 3;
     std::vector<int> pos = { 0, 5, 1000 };
-    vec x = rand_vec((size_t)T * H * head_dim), got = x, ref = x;
-    std::string e = launch(rope_kernel, geo_rope(T, H, head_dim), 0, got.data(), H, head_dim, pos.data(), 10000.0f, adjacent);
-    k_rope(ref.data(), T, H, head_dim, pos.data(), 10000.0f, adjacent);
-    check(std::string(adjacent ? "rope adjacent" : "rope half") + " head_dim=" + std::to_string(head_dim), e, got, ref);
+    vec x = rand_vec((size_t)T * H * head_dim), got = x, ref = x, freq(head_dim / 2);
+    for (int i = 0; i < head_dim / 2; i++) freq[i] = powf(10000.0f, -2.0f * i / head_dim) * (i % 3 ? 1.0f : 0.25f);   /* yarn-like */
+    const float *f = table ? freq.data() : nullptr;
+    std::string e = launch(rope_kernel, geo_rope(T, H, head_dim), 0, got.data(), H, head_dim, pos.data(), 10000.0f, f, adjacent);
+    k_rope(ref.data(), T, H, head_dim, pos.data(), 10000.0f, f, adjacent);
+    check(std::string(adjacent ? "rope adjacent" : "rope half") + (table ? " inv_freq" : "") + " head_dim=" + std::to_string(head_dim),
+          e, got, ref);
 }
 
 /* y = x W^T (+ b), the kernel matmul.hip's matmul_dt would pick. */
@@ -306,7 +309,7 @@ int main(void) {
         embedding<DT_F32>(5, 320), embedding<DT_F16>(5, 320), embedding<DT_BF16>(5, 320);
         embedding<DT_Q8_0>(5, 320), embedding<DT_Q4_0>(5, 320), embedding<DT_Q4_1>(5, 320);
         rmsnorm(3, 64, false), rmsnorm(3, 1000, true);
-        for (int hd : { 64, 128 }) rope(hd, 0), rope(hd, 1);
+        for (int hd : { 64, 128 }) rope(hd, 0, false), rope(hd, 1, false), rope(hd, 1, true);
         /* K: a multiple of every vector for the aligned GEMV; 99 fits none (2- or
          * 4-byte aligned rows); 11 blocks, which no wavefront's step divides. */
         matmuls<DT_F32>(352, 99, 99), matmuls<DT_F16>(352, 99, 99), matmuls<DT_BF16>(352, 99, 99);

@@ -55,6 +55,17 @@ CASES = {
                                 theta=10000.0, eps=1e-6, tied=False,
                                 mla=dict(q_lora_rank=None, kv_lora_rank=24, qk_nope_head_dim=8,
                                          qk_rope_head_dim=16, v_head_dim=20, rope_interleave=False)),
+    # DeepSeek-V3's YaRN RoPE (its config's rope_scaling, scaled down): the
+    # frequencies blended over a 16-token original context, the softmax
+    # scale times mscale(4, 0.707)^2
+    "deepseek-mla-yarn": dict(arch="DeepseekV3ForCausalLM", model_type="deepseek_v3", dtype="float32",
+                              hidden=48, layers=2, heads=3, kv_heads=3, inter=80, vocab=257,
+                              theta=10000.0, eps=1e-6, tied=False,
+                              mla=dict(q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=8, qk_rope_head_dim=32,
+                                       v_head_dim=8, rope_interleave=True,
+                                       rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=16,
+                                                         beta_fast=32, beta_slow=1, mscale=0.707,
+                                                         mscale_all_dim=0.707))),
 }
 
 

@@ -74,9 +74,31 @@ class Model:
             self.head_dim = self.rope_dim  # the rotary dims
             self.interleave = c.get("rope_interleave", True)
             self.theta = c.get("rope_theta", c.get("rope_parameters", {}).get("rope_theta", 10000.0))
+            self.yarn = c.get("rope_scaling") or {}
+            self.softmax_scale = 1 / np.sqrt(self.nope + self.rope_dim)
+            if self.yarn.get("type") == "yarn" and self.yarn.get("mscale_all_dim"):
+                self.softmax_scale *= self.mscale(self.yarn["factor"], self.yarn["mscale_all_dim"]) ** 2
         self.w = load_weights(model_dir)
         tied = c.get("tie_word_embeddings", False)
         self.lm_head = self.w["model.embed_tokens.weight" if tied else "lm_head.weight"]
+
+    @staticmethod
+    def mscale(s, m):
+        return 0.1 * m * np.log(s) + 1.0 if s > 1 else 1.0
+
+    def inv_freq(self, d):
+        """theta^(-2i/d); with YaRN (Peng et al. 2023, as DeepSeek-V2/V3 use it) each pair blends that
+        frequency (extrapolated) with it over `factor` (interpolated), by a ramp over the dimensions that
+        turn between beta_fast and beta_slow times in the original context."""
+        plain = self.theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+        y = getattr(self, "yarn", {})
+        if y.get("type") != "yarn":
+            return plain
+        orig, base = y["original_max_position_embeddings"], self.theta
+        dim_of = lambda rot: d * np.log(orig / (rot * 2 * np.pi)) / (2 * np.log(base))
+        lo, hi = max(np.floor(dim_of(y.get("beta_fast", 32))), 0), min(np.ceil(dim_of(y.get("beta_slow", 1))), d - 1)
+        ramp = np.clip((np.arange(d // 2) - lo) / (hi - lo if hi > lo else 0.001), 0, 1)
+        return plain / y["factor"] * ramp + plain * (1 - ramp)
 
     def rmsnorm(self, x, weight):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight
@@ -84,8 +106,7 @@ class Model:
     def rope(self, x, pos):
         """x: [T, heads, d]. HF layout: rotate the first half against the second half."""
         d = self.head_dim
-        inv_freq = self.theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-        angle = np.outer(pos, inv_freq)
+        angle = np.outer(pos, self.inv_freq(d))
         angle = np.concatenate([angle, angle], axis=-1)[:, None, :]
         rotate_half = np.concatenate([-x[..., d // 2:], x[..., : d // 2]], axis=-1)
         return x * np.cos(angle) + rotate_half * np.sin(angle)
@@ -93,7 +114,7 @@ class Model:
     def rope_pairs(self, x, pos):
         """DeepSeek's interleaved layout: pairs (x0, x1), (x2, x3), ... each rotated by one frequency."""
         d = x.shape[-1]
-        angle = np.outer(pos, self.theta ** (-np.arange(0, d, 2, dtype=np.float64) / d))[:, None, :]
+        angle = np.outer(pos, self.inv_freq(d))[:, None, :]
         even, odd = x[..., 0::2], x[..., 1::2]
         out = np.empty_like(x)
         out[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
@@ -121,7 +142,7 @@ class Model:
         causal = np.triu(np.full((T, T), -np.inf), k=1)
         out = np.empty((T, H, self.v_dim))
         for hd in range(H):
-            scores = q[:, hd] @ k[:, hd].T / np.sqrt(self.nope + self.rope_dim) + causal
+            scores = q[:, hd] @ k[:, hd].T * self.softmax_scale + causal
             att = np.exp(scores - scores.max(axis=-1, keepdims=True))
             out[:, hd] = att / att.sum(axis=-1, keepdims=True) @ v[:, hd]
         return out.reshape(T, -1) @ w[a + "o_proj.weight"].T
