@@ -163,6 +163,13 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddNumberToObject(j, "params_active", (double)r->params_active);
     cJSON_AddNumberToObject(j, "weights_bytes", r->weights_bytes);
     cJSON_AddNumberToObject(j, "kv_bytes_per_token", r->kv_bytes_per_token);
+    if (c->kv_lora_rank) {   /* MLA: the cache holds the latent, not K and V */
+        cJSON *mla = cJSON_AddObjectToObject(j, "mla");
+        cJSON_AddNumberToObject(mla, "kv_lora_rank", c->kv_lora_rank);
+        cJSON_AddNumberToObject(mla, "qk_rope_head_dim", c->qk_rope_head_dim);
+        cJSON_AddNumberToObject(mla, "q_lora_rank", c->q_lora_rank);
+        cJSON_AddNumberToObject(mla, "kv_bytes_per_token_expanded", r->kv_bytes_per_token_expanded);
+    }
     capacity_json(cap, &r->capacity);
     cJSON_AddStringToObject(cap, "device_gb", opt->decimal_gb ? "decimal" : "binary");
     cJSON_AddStringToObject(cap, "workspace", opt->workspace_bytes > 0 ? "fixed" : "estimate");
@@ -268,6 +275,11 @@ static void print_text(const model_config *c, const gpu_profile *g, const bounds
            r->capacity.workspace_bytes / GB, opt->workspace_bytes > 0 ? " (fixed)" : "", r->capacity.total_bytes / GB,
            r->capacity.device_bytes / GB, opt->decimal_gb ? " (nominal: the datasheet's GB as 10^9 bytes)" : "",
            r->capacity.fits ? "fits" : "DOES NOT FIT");
+    if (c->kv_lora_rank)
+        printf("KV a token: MLA caches one latent a layer, %d layers x (kv_lora_rank %d + qk_rope_head_dim %d) x %g B = %.0f B; "
+               "its %d heads' own K (%d) and V (%d) would take %.0f B (%.0fx)\n",
+               c->n_layers, c->kv_lora_rank, c->qk_rope_head_dim, r->b_kv, r->kv_bytes_per_token, c->n_heads, c->head_dim,
+               c->v_head_dim, r->kv_bytes_per_token_expanded, r->kv_bytes_per_token_expanded / r->kv_bytes_per_token);
     const bounds_phase *ph[2] = { &r->prefill, &r->decode };
     const char *what[2] = { "prefill", "decode " };
     for (int i = 0; i < 2; i++)
@@ -357,6 +369,10 @@ int cmd_bounds(int argc, char **argv) {
     if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
     if (gpu_profile_load(&g, device, err, sizeof err)) return stack_fail("%s", err);
     if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return stack_fail("bounds: %s", err);
+    if (c.arch == ARCH_DEEPSEEK_V3 && c.first_dense_layers < c.n_layers)   /* say what the numbers leave out */
+        fprintf(stderr, "hipath: bounds: deepseek_v3's layers %d to %d are mixture-of-experts, counted here as dense MLPs of "
+                "intermediate_size %d (MoE is not in this build); attention and KV are MLA's\n", c.first_dense_layers,
+                c.n_layers - 1, c.hidden_dim);
     if (json) print_json(&c, &g, &in, &opt, &r, breakdown);
     else print_text(&c, &g, &in, &opt, &r, breakdown);
     return 0;

@@ -25,6 +25,7 @@
 #include "kernels/hip/geometry.h"
 #include "layers/common/kv.h"
 #include "layers/common/moe.h"
+#include "layers/common/mla.h"
 #include "layers/common/tensor.h"
 #include "layers/runtime/runtime.h"
 #include <stdint.h>
@@ -52,11 +53,21 @@ typedef struct {
     uint64_t (*embedding)(const kcost *c, float *x, const tensor *E, const int *ids, int T);
     uint64_t (*rmsnorm)(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
     uint64_t (*matmul)(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-    uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+    uint64_t (*rope)(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                     int adjacent);
     /* one launch for every sequence of the step (PagedAttention's batching) */
     uint64_t (*kv_append)(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
     uint64_t (*attention)(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
                           int n_heads, int n_kv_heads, int head_dim);
+    /* MLA, deepseek_v3's attention (layers/common/mla.h): the query into
+     * the latent space, the latent rows stored, attention over them, and
+     * the values up out of it; each one launch for the step */
+    uint64_t (*mla_absorb)(const kcost *c, float *q_lat, float *q_pe, const float *q, const tensor *W_kv_b, int T, mla_dims d);
+    uint64_t (*mla_kv_append)(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *c_kv, const float *k_pe,
+                              mla_dims d);
+    uint64_t (*mla_attention)(const kcost *c, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *kv,
+                              const kv_batch *b, int l, mla_dims d);
+    uint64_t (*mla_up_v)(const kcost *c, float *out, const float *o_lat, const tensor *W_kv_b, int T, mla_dims d);
     uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
     /* a mixture of experts (kernels/cpu/kernels.h says what each computes);

@@ -122,6 +122,44 @@ static void experts(bounds_result *r, const model_config *c, int times, double d
     set(&o->phase[BOUNDS_DECODE], 2 * w * decode_tokens, times * bounds_experts_read(c, decode_tokens) * m_e, 0);
 }
 
+/* The attention's projections before o, as linear ops of the shard's
+ * layers, for prefill's and decode's tokens: their bytes and parameters a
+ * layer (o's included) into *bytes and *params; returns the FLOPs of one
+ * (query, key) pair. Grouped-query attention: q k v, and QK^T plus AV at 2
+ * x 2 h hd a pair. */
+static double gqa_ops(bounds_result *r, double d, double q, double kv, shard s, double b_q, int G, double prefill, double decode,
+                      double *bytes, double *params) {
+    double m_q = matrix_bytes(d, q, b_q, G), m_kv = matrix_bytes(d, kv, b_q, G);
+    linear(r, "q", s.layers, d, q, m_q, prefill, decode);
+    linear(r, "k", s.layers, d, kv, m_kv, prefill, decode);
+    linear(r, "v", s.layers, d, kv, m_kv, prefill, decode);
+    *bytes = m_q + 2 * m_kv + matrix_bytes(q, d, b_q, G);
+    *params = d * q + 2 * d * kv + q * d;
+    return 4 * q;
+}
+
+/* MLA (layers/common/mla.h), as hipath runs it, absorbed, for prefill
+ * too: q (through q_lora_rank, or direct), kv_a (the latent and the rope
+ * key: all the cache keeps), and kv_b_proj's W_UK and W_UV applied per
+ * token to the query and the output (absorbed, so its rows multiply the
+ * latent once a token, not once a cached position). A pair scores rank +
+ * rope and sums rank, per head: 2 h (2 rank + rope). */
+static double mla_ops(bounds_result *r, const model_config *c, shard s, double b_q, int G, double prefill, double decode,
+                      double *bytes, double *params) {
+    double d = c->dim, H = (double)c->n_heads / s.N, qr = c->q_lora_rank, rank = c->kv_lora_rank, rope = c->qk_rope_head_dim;
+    double q = H * c->head_dim, kv_b = H * ((double)c->qk_nope_head_dim + c->v_head_dim), o_in = H * c->v_head_dim;
+    double m_qa = qr ? matrix_bytes(d, qr, b_q, G) : 0, m_q = matrix_bytes(qr ? qr : d, q, b_q, G);
+    double m_kva = matrix_bytes(d, rank + rope, b_q, G), m_kvb = matrix_bytes(rank, kv_b, b_q, G);
+    if (qr) linear(r, "q_a", s.layers, d, qr, m_qa, prefill, decode);
+    linear(r, "q", s.layers, qr ? qr : d, q, m_q, prefill, decode);
+    linear(r, "kv_a", s.layers, d, rank + rope, m_kva, prefill, decode);
+    linear(r, "kv_b", s.layers, rank, kv_b, m_kvb, prefill, decode);
+    *bytes = m_qa + m_q + m_kva + m_kvb + matrix_bytes(o_in, d, b_q, G);
+    *params = d * qr + (qr ? qr : d) * q + d * (rank + rope) + rank * kv_b + o_in * d;
+    return 2 * H * (2 * rank + rope);
+}
+
+
 /* The shard's operators, weights, KV and capacity into r (its b_* and
  * compute dtype set); returns its parameter count. Times come after, in
  * finish_all, once Pi is known. */
@@ -134,12 +172,7 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
      * QKVParallelLinear). */
     double q = (double)c->n_heads * c->head_dim / N, f = (double)c->hidden_dim / N;
     double kv = (double)(c->n_kv_heads >= N ? c->n_kv_heads / N : 1) * c->head_dim;
-    /* MLA (deepseek_v3): q through a bottleneck of q_lora_rank (0: none), K
-     * and V expanded from a latent of kv_lora_rank plus one RoPE key, which
-     * is all the cache keeps (vLLM's MLA); the latent projections whole on
-     * every GPU. */
-    double H = (double)c->n_heads / N, qk = c->qk_nope_head_dim + c->qk_rope_head_dim, ql = c->q_lora_rank;
-    double kvl = c->kv_lora_rank + c->qk_rope_head_dim, o_in = mla ? H * c->v_head_dim : q;
+    double o_in = mla ? (double)c->n_heads / N * c->v_head_dim : q;   /* o_proj's input: MLA's heads' values */
     /* MoE layers: a router [d, E] (whole on every GPU), E experts of three
      * [d, h] matrices and n_shared_experts more every token takes (their
      * h split as an FFN's); the others are dense. */
@@ -147,7 +180,8 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     for (int l = s.from; l < s.from + s.layers; l++) nM += model_layer_is_moe(c, l);
     double nD = s.layers - nM, E = c->n_experts, h = (double)c->moe_hidden_dim / N, sh = c->n_shared_experts * h;
     double B = in->batch, P = in->prompt_len, L = in->context;
-    double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0) + (mla ? ql + c->kv_lora_rank : 0);  /* per layer */
+    double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0)  /* per layer */
+                 + (double)c->q_lora_rank + c->kv_lora_rank;   /* MLA's two norms */
     double moe_small = c->gating == GATE_SIGMOID ? E : 0;   /* e_score_correction_bias, per MoE layer */
     /* The embedding table and the LM head split by vocabulary; a tied one
      * is one table, unless they sit on two stages. */
@@ -156,7 +190,9 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     r->nops = 0;
     memset(&r->prefill, 0, sizeof r->prefill);
     memset(&r->decode, 0, sizeof r->decode);
-    r->kv_bytes_per_token = (mla ? kvl : 2 * kv) * nL * r->b_kv;
+    r->kv_bytes_per_token = c->kv_lora_rank ? nL * ((double)c->kv_lora_rank + c->qk_rope_head_dim) * r->b_kv   /* MLA's latent */
+                                            : 2 * nL * kv * r->b_kv;
+    r->kv_bytes_per_token_expanded = c->kv_lora_rank ? nL * (double)c->n_heads * (c->head_dim + c->v_head_dim) * r->b_kv : 0;
 
     /* Only the tokens' rows of the embedding table are read (a GPU's share
      * of them, with the table split). */
@@ -168,33 +204,16 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     o = add_op(r, "norms+bias", s.layers);
     set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + nM * moe_small + (s.last ? d : 0)) * r->b_other, 0);
     o->phase[BOUNDS_DECODE] = o->phase[BOUNDS_PREFILL];
-    double m_q, m_kv, m_o = matrix_bytes(o_in, d, b_q, G), m_attn;
-    if (mla) {
-        double m_qa = matrix_bytes(d, ql, b_q, G), m_kva = matrix_bytes(d, kvl, b_q, G);
-        double q_in = ql > 0 ? ql : d, m_kvb = matrix_bytes(c->kv_lora_rank, H * (c->qk_nope_head_dim + c->v_head_dim), b_q, G);
-        m_q = matrix_bytes(q_in, H * qk, b_q, G);
-        if (ql > 0) linear(r, "q_a", s.layers, d, ql, m_qa, B * P, B);
-        linear(r, "q", s.layers, q_in, H * qk, m_q, B * P, B);
-        linear(r, "kv_a", s.layers, d, kvl, m_kva, B * P, B);
-        linear(r, "kv_b", s.layers, c->kv_lora_rank, H * (c->qk_nope_head_dim + c->v_head_dim), m_kvb, B * P, B);
-        m_attn = (ql > 0 ? m_qa : 0) + m_q + m_kva + m_kvb + m_o;
-    } else {
-        m_q = matrix_bytes(d, q, b_q, G), m_kv = matrix_bytes(d, kv, b_q, G);
-        linear(r, "q", s.layers, d, q, m_q, B * P, B);
-        linear(r, "k", s.layers, d, kv, m_kv, B * P, B);
-        linear(r, "v", s.layers, d, kv, m_kv, B * P, B);
-        m_attn = m_q + 2 * m_kv + m_o;
-    }
+    double m_up = matrix_bytes(d, f, b_q, G), m_down = matrix_bytes(f, d, b_q, G), m_attn, p_attn;
     /* Causal: query i (1-based) attends to i positions, itself included, so
-     * prefill sums 1..P = P(P+1)/2 and QK^T plus AV cost 2 x 2 h hd each
-     * (MLA: 2 h (qk + v), its keys and values expanded).
+     * prefill sums 1..P = P(P+1)/2 pairs; each pair costs `pair` FLOPs.
      * Prefill writes the prompt's KV once; decode reads L positions. */
-    double per_key = mla ? 2 * H * (qk + c->v_head_dim) : 4 * q;
+    double pair = mla ? mla_ops(r, c, s, b_q, G, B * P, B, &m_attn, &p_attn)
+                      : gqa_ops(r, d, q, kv, s, b_q, G, B * P, B, &m_attn, &p_attn);
     o = add_op(r, "attn", s.layers);
-    set(&o->phase[BOUNDS_PREFILL], B * nL * per_key * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
-    set(&o->phase[BOUNDS_DECODE], B * nL * per_key * L, 0, B * L * r->kv_bytes_per_token);
-    linear(r, "o", s.layers, o_in, d, m_o, B * P, B);
-    double m_up = matrix_bytes(d, f, b_q, G), m_down = matrix_bytes(f, d, b_q, G);
+    set(&o->phase[BOUNDS_PREFILL], B * nL * pair * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
+    set(&o->phase[BOUNDS_DECODE], B * nL * pair * L, 0, B * L * r->kv_bytes_per_token);
+    linear(r, "o", s.layers, o_in, d, matrix_bytes(o_in, d, b_q, G), B * P, B);
     if (nD > 0) {
         linear(r, "gate", (int)nD, d, f, m_up, B * P, B);
         linear(r, "up", (int)nD, d, f, m_up, B * P, B);
@@ -220,18 +239,17 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     double act_b = strcmp(r->compute_dtype, "fp32") ? 2 : 4;
     r->capacity.weights_bytes = r->weights_bytes;
     r->capacity.kv_bytes = B * (P > L ? P : L) * r->kv_bytes_per_token;
+    double mla_acts = c->kv_lora_rank ? 2.0 * c->n_heads * c->kv_lora_rank : 0;   /* MLA: q_lat, o_lat, [H, rank] each */
     r->capacity.workspace_bytes = opt->workspace_bytes > 0 ? opt->workspace_bytes
-                                : B * P * (2 * d + 2 * q + 2 * kv + 2 * f) * act_b + (s.last ? B * V * 4 : 0);
+                                : B * P * (2 * d + 2 * q + 2 * kv + 2 * f + mla_acts) * act_b + (s.last ? B * V * 4 : 0);
     /* The profile stores "80 GB" of HBM as the 80 GiB it is; the chapter
      * reads the datasheet's figure as 80e9 bytes. */
     r->capacity.device_bytes = opt->decimal_gb ? g->memory_bytes / 1073741824.0 * 1e9 : g->memory_bytes;
     r->capacity.total_bytes = r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes;
     r->capacity.fits = r->capacity.total_bytes <= r->capacity.device_bytes;
-    double attn = mla ? (ql > 0 ? d * ql : 0) + (ql > 0 ? ql : d) * H * qk + d * kvl + c->kv_lora_rank * H * (c->qk_nope_head_dim + c->v_head_dim) + o_in * d
-                      : d * q + 2 * d * kv + q * d;
     double moe = d * E + 3 * d * sh, expert = 3 * d * h;
-    r->params_active = (int64_t)(rest + nL * attn + nD * 3 * d * f + nM * (moe + c->n_experts_per_tok * expert));
-    return rest + nL * attn + nD * 3 * d * f + nM * (moe + E * expert);
+    r->params_active = (int64_t)(rest + nL * p_attn + nD * 3 * d * f + nM * (moe + c->n_experts_per_tok * expert));
+    return rest + nL * p_attn + nD * 3 * d * f + nM * (moe + E * expert);
 }
 
 /* B* with the experts a batch reads: the B where a decode step's matmul

@@ -96,6 +96,7 @@ typedef struct {
     double expert_bytes;     /* one expert's three matrices */
     double weights_bytes;    /* what the parameters take, scales included (params x b_w when flat) */
     double kv_bytes_per_token;
+    double kv_bytes_per_token_expanded;   /* MLA: what every head's own K and V would take (0 without MLA) */
     bounds_capacity capacity;
     bounds_phase prefill, decode;   /* the sums over op[] */
     double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */

@@ -20,7 +20,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" || exit 1
 python3 tests/moe/make_models.py "$OUT" $PROMPT $MAX $TOP > "$OUT/make.log" 2>&1 ||
   { echo "FAIL: make_models.py: $(tail -n 1 "$OUT/make.log")"; exit 1; }
 
-for c in qwen3-moe qwen3-moe-norm-step2 mixtral; do
+for c in qwen3-moe qwen3-moe-norm-step2 mixtral deepseek-v3; do
   m=$OUT/$c
   for dev in sim:w7900 cpu; do
     if "$HIPATH" generate --model "$m" --device $dev $GEN --temperature 0 --json > "$m.$dev.json" 2> "$m.err"; then

@@ -6,7 +6,7 @@
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}   # the binaries under test; override to try another build
 OUT=build/ref
-CASES="llama-gqa-untied llama-tied-f16 qwen2-bias qwen3-qknorm llama-sharded"
+CASES="llama-gqa-untied llama-tied-f16 qwen2-bias qwen3-qknorm llama-sharded deepseek-mla-qlora deepseek-mla-direct deepseek-mla-yarn"
 PROMPT=3,17,42,5,9,100,7
 GEN="--prompt-ids $PROMPT --max-tokens 12 --top-logprobs 5"
 TOL=1e-3

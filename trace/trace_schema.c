@@ -127,7 +127,7 @@ const char trace_views_sql[] =
 "  SELECT run_id, step, SUM(json_extract(args, '$.flops')) AS op_flops,\n"
 "         SUM(json_extract(args, '$.bytes')) AS op_bytes,\n"
 "         SUM(json_extract(args, '$.weight_bytes')) AS weight_bytes,\n"
-"         SUM(CASE WHEN name = 'attention' THEN json_extract(args, '$.bytes') END) AS attention_bytes,\n"
+"         SUM(CASE WHEN name IN ('attention', 'mla_attention') THEN json_extract(args, '$.bytes') END) AS attention_bytes,\n"
 "         COUNT(*) AS n_ops\n"
 "  FROM slices WHERE layer = 4 AND direction = 'down' AND step IS NOT NULL AND args IS NOT NULL\n"
 "  GROUP BY run_id, step),\n"

@@ -59,9 +59,10 @@ static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W
     if (twin()) k_matmul(y, x, W, b, T, N, K);
     return emulated(t);
 }
-static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+static uint64_t rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                     int adjacent) {
     uint64_t t = launch(c, adjacent ? "rope_adjacent" : "rope_half", geo_rope(T, n_heads, head_dim));
-    if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, adjacent);
+    if (twin()) k_rope(x, T, n_heads, head_dim, pos, theta, inv_freq, adjacent);
     return emulated(t);
 }
 static uint64_t kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {
@@ -75,6 +76,29 @@ static uint64_t attention(const kcost *c, float *out, const float *q, const kv_c
     uint64_t t = launch(c, rows == 1 ? "attention_decode" : "attention_prefill",
                         geo_attention(att_workgroups(b, rows), rows, n_heads, wave()));
     if (twin()) k_attention(out, q, kv, b, l, n_heads, n_kv_heads, head_dim);
+    return emulated(t);
+}
+static uint64_t mla_absorb(const kcost *c, float *q_lat, float *q_pe, const float *q, const tensor *W, int T, mla_dims d) {
+    uint64_t t = launch(c, "mla_absorb", geo_mla_heads(T, d.n_heads));
+    if (twin()) k_mla_absorb(q_lat, q_pe, q, W, T, d);
+    return emulated(t);
+}
+static uint64_t mla_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *c_kv, const float *k_pe,
+                              mla_dims d) {
+    uint64_t t = launch(c, "mla_kv_append", geo_kv_append(b->T));
+    if (twin()) k_mla_kv_append(kv, b, l, c_kv, k_pe, d);
+    return emulated(t);
+}
+static uint64_t mla_attention(const kcost *c, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *kv,
+                              const kv_batch *b, int l, mla_dims d) {
+    int rows = att_rows(b);
+    uint64_t t = launch(c, rows == 1 ? "mla_decode" : "mla_prefill", geo_attention(att_workgroups(b, rows), rows, d.n_heads, wave()));
+    if (twin()) k_mla_attention(o_lat, q_lat, q_pe, kv, b, l, d);
+    return emulated(t);
+}
+static uint64_t mla_up_v(const kcost *c, float *out, const float *o_lat, const tensor *W, int T, mla_dims d) {
+    uint64_t t = launch(c, "mla_up_v", geo_mla_heads(T, d.n_heads));
+    if (twin()) k_mla_up_v(out, o_lat, W, T, d);
     return emulated(t);
 }
 static uint64_t silu_mul(const kcost *c, float *g, const float *u, int n) {
@@ -115,7 +139,8 @@ static uint64_t moe_combine(const kcost *c, float *out, const float *y, const fl
 #define SIM_KERNELS \
     .launches = 1, \
     .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append, \
-    .attention = attention, .silu_mul = silu_mul, .add = add, \
+    .attention = attention, .mla_absorb = mla_absorb, .mla_kv_append = mla_kv_append, .mla_attention = mla_attention, \
+    .mla_up_v = mla_up_v, .silu_mul = silu_mul, .add = add, \
     .moe_route = moe_route, .moe_matmul = moe_matmul, .moe_combine = moe_combine
 const backend backend_sim = { .name = "sim", .driver = &rt_sim, SIM_KERNELS,
                               .prepare_weight = k_pack, .release_weights = k_pack_reset };

@@ -82,14 +82,15 @@ static const float *rope_angles(const int *pos, int T, float theta, int head_dim
 
 /* Pair (a, b) of a head rotates by angle pos * theta^(-2i/d). HF pairs
  * dimension i with i + d/2 (rotate_half); GGUF llama pairs 2i with 2i+1. */
-void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent) {
     int half = head_dim / 2;
-    const double *freq = half <= ROPE_MAX_HALF ? rope_freqs(theta, head_dim) : NULL;
-    const float *table = rope_angles(pos, T, theta, head_dim, freq);
+    const double *freq = !inv_freq && half <= ROPE_MAX_HALF ? rope_freqs(theta, head_dim) : NULL;
+    const float *table = inv_freq ? NULL : rope_angles(pos, T, theta, head_dim, freq);   /* the tables: theta's */
     for (int t = 0; t < T; t++)
         for (int i = 0; i < half; i++) {
             float cs[2];
             if (table) cs[0] = table[2 * (t * half + i)], cs[1] = table[2 * (t * half + i) + 1];
+            else if (inv_freq) cs[0] = (float)cos(pos[t] * (double)inv_freq[i]), cs[1] = (float)sin(pos[t] * (double)inv_freq[i]);
             else angle(cs, pos[t], freq, theta, head_dim, i);
             for (int h = 0; h < n_heads; h++) {
                 float *v = x + ((size_t)t * n_heads + h) * head_dim;

@@ -10,6 +10,7 @@
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
 #include "layers/common/moe.h"
+#include "layers/common/mla.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -66,8 +67,9 @@ void k_rmsnorm(float *o, const float *x, const float *w, int T, int n, float eps
 void k_matmul(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
 /* The same, plainly: the dozen lines k_matmul makes fast (matmul_ref.c), the tests' oracle. */
 void k_matmul_ref(float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-/* Rotate each head of x[T, n_heads*head_dim] by its position. */
-void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+/* Rotate each head of x[T, n_heads*head_dim] by its position, pair i at
+ * frequency theta^(-2i/head_dim), or inv_freq[i] when given (yarn). */
+void k_rope(float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent);
 /* Store each row's k and v [T, kv_dim] at its sequence's slot for its
  * position, layer l. */
 void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
@@ -84,6 +86,16 @@ void k_moe_route(int *ids, float *w, const float *logits, int T, const moe_gate 
 void k_moe_matmul(float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token, int N, int K);
 /* out[t] = sum_j w[t*k + j] y[t*k + j], rows of n. */
 void k_moe_combine(float *out, const float *y, const float *w, int T, int k, int n);
+/* MLA (layers/common/mla.h, mla.c). q [T, H, nope + rope] -> q_lat [T,
+ * H, rank] through W_UK (kv_b_proj's rows), and q_pe [T, H, rope]. */
+void k_mla_absorb(float *q_lat, float *q_pe, const float *q, const tensor *W_kv_b, int T, mla_dims d);
+/* Store each row's latent [c_kv | k_pe] (c_kv [T, rank], k_pe [T, rope]). */
+void k_mla_kv_append(kv_cache *c, const kv_batch *b, int l, const float *c_kv, const float *k_pe, mla_dims d);
+/* Causal attention in the latent space: o_lat [T, H, rank]. */
+void k_mla_attention(float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *c, const kv_batch *b, int l,
+                     mla_dims d);
+/* out [T, H, v_dim] = W_UV_h o_lat[t, h] for every head. */
+void k_mla_up_v(float *out, const float *o_lat, const tensor *W_kv_b, int T, mla_dims d);
 /* g = silu(g) * u */
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */

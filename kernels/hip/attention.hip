@@ -9,22 +9,22 @@
 
 /* The step's index arrays, on the device: [n_seqs] table offsets, the
  * tables, [T] row -> sequence, [T] positions, [5 x workgroups] work. */
-static struct { int *dev, *host; size_t cap; unsigned long long id; int rows, workgroups;
-                int *table_off, *tables, *row_seq, *pos, *work; } S;
+static struct { int *dev, *host; size_t cap; unsigned long long id; hip_kv_step s; } U;
+static hip_kv_step &S = U.s;
 
-static void upload(const kv_batch *b, int64_t step) {
-    if (S.id == b->id) return;   /* uploaded for this step's first layer */
+const hip_kv_step *hip_kv_upload(const kv_batch *b, int64_t step) {
+    if (U.id == b->id) return &S;   /* uploaded for this step's first layer */
     int n_tables = 0, rows = att_rows(b), wgs = att_workgroups(b, rows);
     for (int i = 0; i < b->n_seqs; i++) n_tables += b->seq[i]->n_blocks;
     size_t n = (size_t)b->n_seqs + n_tables + 2 * (size_t)b->T + (size_t)WORK_INTS * wgs;
-    if (n > S.cap) {
-        rt_free(S.dev);
-        free(S.host);
-        S.cap = 2 * n;
-        if (!(S.host = (int *)malloc(S.cap * sizeof(int))) || !(S.dev = (int *)rt_alloc(S.cap * sizeof(int), RT_WORKSPACE, "kv_batch")))
+    if (n > U.cap) {
+        rt_free(U.dev);
+        free(U.host);
+        U.cap = 2 * n;
+        if (!(U.host = (int *)malloc(U.cap * sizeof(int))) || !(U.dev = (int *)rt_alloc(U.cap * sizeof(int), RT_WORKSPACE, "kv_batch")))
             rt_hip_fail(2, "rt_alloc(kv_batch)", "out of memory", __FILE__, __LINE__);
     }
-    int *h = S.host, at = 0;
+    int *h = U.host, at = 0;
     for (int i = 0; i < b->n_seqs; i++) {
         h[i] = at;
         memcpy(h + b->n_seqs + at, b->seq[i]->blocks, b->seq[i]->n_blocks * sizeof(int));
@@ -39,14 +39,15 @@ static void upload(const kv_batch *b, int64_t step) {
             wk[WORK_TABLE] = h[i]; wk[WORK_ROW0] = b->row0[i]; wk[WORK_POS0] = b->pos[b->row0[i]];
             wk[WORK_N] = rn; wk[WORK_I0] = i0;
         }
-    rt_copy_async(S.dev, h, n * sizeof(int), COPY_H2D, step);
-    S.table_off = S.dev; S.tables = S.dev + b->n_seqs; S.row_seq = S.tables + n_tables; S.pos = S.row_seq + b->T;
+    rt_copy_async(U.dev, h, n * sizeof(int), COPY_H2D, step);
+    S.table_off = U.dev; S.tables = U.dev + b->n_seqs; S.row_seq = S.tables + n_tables; S.pos = S.row_seq + b->T;
     S.work = S.pos + b->T;
-    S.id = b->id; S.rows = rows; S.workgroups = wgs;
+    U.id = b->id; S.rows = rows; S.workgroups = wgs;
+    return &S;
 }
 
 uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v) {
-    upload(b, c->step);
+    hip_kv_upload(b, c->step);
     return launch(c, "kv_append", kv_append_kernel, geo_kv_append(b->T), 0, kv->k, kv->v, (const int *)S.tables,
                   (const int *)S.table_off, (const int *)S.row_seq, (const int *)S.pos, l, k, v, kv->n_blocks,
                   kv->block_size, kv->kv_dim);
@@ -56,7 +57,7 @@ uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cach
                        int n_heads, int n_kv_heads, int head_dim) {
     if (head_dim > MAX_PER_LANE * hip_wave())
         rt_hip_fail(3, "attention", "head_dim larger than the kernel's registers hold", __FILE__, __LINE__);
-    upload(b, c->step);
+    hip_kv_upload(b, c->step);
     kdims d = geo_attention(S.workgroups, S.rows, n_heads, hip_wave());
     size_t lds = 2 * (size_t)kv->block_size * head_dim * sizeof(float);
     return launch(c, S.rows == 1 ? "attention_decode" : "attention_prefill", attention_kernel, d, lds, out, q,

@@ -11,13 +11,9 @@
  */
 #ifndef HIPATH_ATTENTION_KERNELS_H
 #define HIPATH_ATTENTION_KERNELS_H
-#include "kernels/hip/device.h"
+#include "kernels/hip/paged.h"
 
 enum { MAX_PER_LANE = 8 };   /* head_dim / warpSize: 128 / 32 = 4, 256 / 32 = 8 */
-
-__device__ inline size_t slot(const int *blocks, int l, int pos, int n_blocks_pool, int BS, int kv_dim) {
-    return (((size_t)l * n_blocks_pool + blocks[pos / BS]) * BS + pos % BS) * kv_dim;
-}
 
 /* A step's sequences (kv.h's kv_batch, uploaded by attention.hip): their
  * block tables back to back, sequence s's from tables + table_off[s]. */
@@ -30,11 +26,6 @@ __global__ void kv_append_kernel(float *K, float *V, const int *tables, const in
         V[o + e] = v[(size_t)i * kv_dim + e];
     }
 }
-
-/* Workgroup wg's rows of one sequence: work[5 wg ..] = its block table's
- * offset, its first row in the step, that row's position, its row count,
- * and the workgroup's first row among them. */
-enum { WORK_TABLE, WORK_ROW0, WORK_POS0, WORK_N, WORK_I0, WORK_INTS };
 
 __global__ void attention_kernel(float *out, const float *q, const float *K, const float *V, const int *tables,
                                  const int *work, int l, int n_heads, int group, int head_dim, int n_blocks_pool, int BS,

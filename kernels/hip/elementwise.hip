@@ -26,9 +26,10 @@ uint64_t hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, i
     return launch(c, "rmsnorm", rmsnorm_kernel, geo_rmsnorm(T), 0, o, x, (const float *)rt_dev(w), n, eps);
 }
 
-uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                  int adjacent) {
     return launch(c, adjacent ? "rope_adjacent" : "rope_half", rope_kernel, geo_rope(T, n_heads, head_dim), 0,
-                  x, n_heads, head_dim, pos, theta, adjacent);
+                  x, n_heads, head_dim, pos, theta, inv_freq, adjacent);
 }
 
 uint64_t hip_silu_mul(const kcost *c, float *g, const float *u, int n) {

@@ -24,10 +24,10 @@ __global__ void rmsnorm_kernel(float *o, const float *x, const float *w, int n, 
 
 /* One workgroup per (token, head), one thread per rotated pair: (i, i + d/2)
  * for HF's rotate_half, (2i, 2i + 1) for GGUF's adjacent pairs. */
-__global__ void rope_kernel(float *x, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+__global__ void rope_kernel(float *x, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent) {
     int t = blockIdx.x / n_heads, i = threadIdx.x, half = head_dim / 2;
     float *v = x + (int64_t)blockIdx.x * head_dim;
-    double a = pos[t] * pow((double)theta, -2.0 * i / head_dim);
+    double a = pos[t] * (inv_freq ? (double)inv_freq[i] : pow((double)theta, -2.0 * i / head_dim));   /* inv_freq: yarn's */
     float c = (float)cos(a), s = (float)sin(a);
     int i0 = adjacent ? 2 * i : i, i1 = adjacent ? 2 * i + 1 : i + half;
     float a0 = v[i0], a1 = v[i1];

@@ -43,6 +43,9 @@ static inline int att_workgroups(const kv_batch *b, int rows) {
     return w;
 }
 static inline kdims geo_attention(int workgroups, int rows, int n_heads, int wave) { return kd(workgroups * n_heads, rows * wave); }
+/* MLA's per-head products with kv_b_proj (absorbing the query, bringing
+ * the values up): a workgroup per (token, head), its threads over the outputs. */
+static inline kdims geo_mla_heads(int T, int n_heads) { return kd(T * n_heads, EW_BLOCK); }
 static inline kdims geo_elementwise(int n) { return kd(cdiv(n, EW_BLOCK), EW_BLOCK); }
 #endif
 

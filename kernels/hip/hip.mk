@@ -24,7 +24,7 @@
 
 HIP_SRC   := $(wildcard kernels/hip/*.hip layers/runtime/hip/*.hip)
 # The device headers (no C library: what hiprtc/nvrtc compile) and the rest.
-JIT_HDR   := kernels/hip/device.h kernels/hip/geometry.h kernels/hip/quant.h $(wildcard kernels/hip/*_kernels.h)
+JIT_HDR   := kernels/hip/device.h kernels/hip/geometry.h kernels/hip/quant.h kernels/hip/paged.h $(wildcard kernels/hip/*_kernels.h)
 # The C headers the host code includes (the driver table, kcost) too: a
 # change in them must rebuild every variant's objects.
 HIP_DEPS  := $(JIT_HDR) kernels/backend.h layers/runtime/runtime.h $(wildcard layers/common/*.h) layers/gpu/profile.h kernels/hip/hip_common.h layers/runtime/hip/hip_compat_cuda.h layers/runtime/hip/hip_api.h layers/runtime/hip/jit.h build/hip-jit/jit_headers.h

@@ -51,10 +51,21 @@ static uint64_t launch(const kcost *c, const char *name, void (*fn)(P...), kdims
 uint64_t hip_embedding(const kcost *c, float *x, const tensor *E, const int *ids, int T);
 uint64_t hip_rmsnorm(const kcost *c, float *o, const float *x, const float *w, int T, int n, float eps);
 uint64_t hip_matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K);
-uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+uint64_t hip_rope(const kcost *c, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq,
+                  int adjacent);
 uint64_t hip_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *k, const float *v);
 uint64_t hip_attention(const kcost *c, float *out, const float *q, const kv_cache *kv, const kv_batch *b, int l,
                        int n_heads, int n_kv_heads, int head_dim);
+/* The step's sequences as attention_kernels.h indexes them, uploaded once
+ * a step (attention.hip); MLA's launchers (mla.hip) use them too. */
+struct hip_kv_step { int *table_off, *tables, *row_seq, *pos, *work; int rows, workgroups; };
+const hip_kv_step *hip_kv_upload(const kv_batch *b, int64_t step);
+uint64_t hip_mla_absorb(const kcost *c, float *q_lat, float *q_pe, const float *q, const tensor *W, int T, mla_dims d);
+uint64_t hip_mla_kv_append(const kcost *c, kv_cache *kv, const kv_batch *b, int l, const float *c_kv, const float *k_pe,
+                           mla_dims d);
+uint64_t hip_mla_attention(const kcost *c, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *kv,
+                           const kv_batch *b, int l, mla_dims d);
+uint64_t hip_mla_up_v(const kcost *c, float *out, const float *o_lat, const tensor *W, int T, mla_dims d);
 uint64_t hip_silu_mul(const kcost *c, float *g, const float *u, int n);
 uint64_t hip_add(const kcost *c, float *x, const float *y, int n);
 #endif

@@ -17,8 +17,10 @@
 typedef struct {
     int block_size;          /* token slots per block */
     int n_blocks;
-    int n_layers, kv_dim;    /* kv_dim = n_kv_heads * head_dim */
-    float *k, *v;            /* [n_layers][n_blocks][block_size][kv_dim] */
+    int n_layers, kv_dim;    /* kv_dim = n_kv_heads * head_dim; MLA: kv_lora_rank + qk_rope_head_dim */
+    float *k, *v;            /* [n_layers][n_blocks][block_size][kv_dim]; MLA: k holds each
+                                token's latent row [c_kv | k_pe], and v is NULL (every head's
+                                K and V are up-projections of it) */
     int elem_bytes;          /* what an element costs to move: 4 (the f32 slots), or an analytic
                                 device's narrower cache (2 fp16, 1 fp8: nothing reads its slots) */
 } kv_cache;

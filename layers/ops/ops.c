@@ -60,9 +60,9 @@ void op_matmul(op_plan p, const char *name, float *y, const float *x, const tens
                            TA_INT("tokens", T), TA_INT("N", N), TA_INT("K", K), TA_LIT("dtype", dtype_name(Wt->dt))));
 }
 
-void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent) {
+void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent) {
     kcost c = begin(p, "rope", 6.0 * T * n_heads * head_dim / 2, 8.0 * T * n_heads * head_dim);
-    end_tokens(&c, backend_now()->rope(&c, x, T, n_heads, head_dim, pos, theta, adjacent), T);
+    end_tokens(&c, backend_now()->rope(&c, x, T, n_heads, head_dim, pos, theta, inv_freq, adjacent), T);
 }
 
 void op_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *k, const float *v) {

@@ -10,6 +10,7 @@
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
 #include "layers/common/moe.h"
+#include "layers/common/mla.h"
 #include <stdint.h>
 
 /* How an op runs, passed to each (no state between calls): the engine
@@ -38,11 +39,24 @@ void op_embedding(op_plan p, float *x, const tensor *E, const int *ids, int T);
 void op_rmsnorm(op_plan p, const char *name, float *o, const float *x, const float *w, int T, int n, float eps);
 /* y[T, N] = x[T, K] W^T + b; N, K from W's shape [N, K]. */
 void op_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *W, const float *b, int T);
-void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, int adjacent);
+/* RoPE at frequencies theta^(-2i/head_dim), or inv_freq[i] when given (yarn). */
+void op_rope(op_plan p, float *x, int T, int n_heads, int head_dim, const int *pos, float theta, const float *inv_freq, int adjacent);
 /* Every sequence of the step at once (kv.h's kv_batch): one launch each. */
 void op_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *k, const float *v);
 void op_attention(op_plan p, float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
                   int n_heads, int n_kv_heads, int head_dim);
+/* MLA (layers/common/mla.h), each every sequence of the step at once:
+ * q [T, H, nope + rope] absorbed through kv_b_proj's W_UK into q_lat
+ * [T, H, rank], its rope part copied to q_pe [T, H, rope]; the latent rows
+ * [c_kv | k_pe] stored; attention over them into o_lat [T, H, rank]; the
+ * values up through W_UV into out [T, H, v_dim]. op_mla_supported: does
+ * this device have the kernels (0: a one-line reason in err). */
+int  op_mla_supported(char *err, int errlen);
+void op_mla_absorb(op_plan p, float *q_lat, float *q_pe, const float *q, const tensor *W_kv_b, int T, mla_dims d);
+void op_mla_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const float *c_kv, const float *k_pe, mla_dims d);
+void op_mla_attention(op_plan p, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *c, const kv_batch *b,
+                      int l, mla_dims d);
+void op_mla_up_v(op_plan p, float *out, const float *o_lat, const tensor *W_kv_b, int T, mla_dims d);
 void op_silu_mul(op_plan p, float *g, const float *u, int T, int n);
 void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n);
 /* A mixture of experts (moe.c). Whether this backend has the kernels. */

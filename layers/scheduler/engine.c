@@ -24,7 +24,8 @@ static int map_weights(const model *m) {
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
         const struct { const float *v; size_t n; } vec[] = { { L->attn_norm, dim }, { L->ffn_norm, dim }, { L->bq, q },
-            { L->bk, kv }, { L->bv, kv }, { L->q_norm, c->head_dim }, { L->k_norm, c->head_dim } };
+            { L->bk, kv }, { L->bv, kv }, { L->q_norm, c->head_dim }, { L->k_norm, c->head_dim },
+            { L->q_a_norm, (size_t)c->q_lora_rank }, { L->kv_a_norm, (size_t)c->kv_lora_rank } };
         for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
             if (vec[i].v) rc |= rt_map(vec[i].v, vec[i].n * f, RT_WEIGHTS, "norms and biases");
     }
@@ -51,7 +52,8 @@ static int init(engine *e, const model *m, const engine_opts *o, char *err, int 
         engine_free(e);
         return -1;
     }
-    if (kv_init(&e->kv, c->n_layers, c->n_kv_heads * c->head_dim, KV_BLOCK_SIZE, blocks, m->kv_bytes) ||
+    int planes, row = model_kv_row(c, &planes);
+    if (kv_init(&e->kv, c->n_layers, row, planes, KV_BLOCK_SIZE, blocks, m->kv_bytes) ||
         blocks_init(&e->bm, blocks, KV_BLOCK_SIZE, !e->o.no_prefix_caching) ||
         !(e->hit = malloc((size_t)blocks * sizeof *e->hit)) ||
         forward_state_init(&e->fs, c, e->o.max_num_batched_tokens, seqs) ||

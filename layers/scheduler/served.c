@@ -57,7 +57,7 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
     int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
-    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim), per_token_gpu = per_token / kv_split;
+    double per_token = (double)model_kv_token_bytes(c, sizeof(float)), per_token_gpu = per_token / kv_split;   /* MLA: the latent */
     double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
     if (mb <= 0 && !(budget > 0)) mb = 64;
     if (mb > 0) {

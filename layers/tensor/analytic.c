@@ -69,14 +69,18 @@ int model_load_analytic(model *m, const char *config_json, const char *dtype_str
     if (model_config_load(&m->cfg, config_json, err, errlen)) return -1;
     const model_config *c = &m->cfg;
     int64_t dim = c->dim, hid = c->hidden_dim, q = (int64_t)c->n_heads * c->head_dim, kv = (int64_t)c->n_kv_heads * c->head_dim;
-    if (dim % dtype_block(dt) || hid % dtype_block(dt) || q % dtype_block(dt) || (c->n_experts && c->moe_hidden_dim % dtype_block(dt))) {
+    if (dim % dtype_block(dt) || hid % dtype_block(dt) || q % dtype_block(dt) || (c->n_experts && c->moe_hidden_dim % dtype_block(dt)) ||
+        c->kv_lora_rank % dtype_block(dt) || c->q_lora_rank % dtype_block(dt) || (int64_t)c->n_heads * c->v_head_dim % dtype_block(dt)) {
         snprintf(err, errlen, "%s: sizes are not multiples of %s's block of %d", config_json, dtype_str, dtype_block(dt));
         return -1;
     }
     /* The norm weights and biases get real zeros (model_bind converts them);
      * the matrices, one "file" of weights that is never allocated. */
+    int64_t mla = c->kv_lora_rank, qr = c->q_lora_rank, H = c->n_heads, o_in = mla ? H * c->v_head_dim : q;
     int64_t vmax = dim > q ? dim : q;
     if (c->n_experts > vmax) vmax = c->n_experts;   /* e_score_correction_bias */
+    vmax = vmax > mla ? vmax : mla;
+    vmax = vmax > qr ? vmax : qr;
     float *zeros = calloc((size_t)vmax, sizeof *zeros);
     m->small = malloc(sizeof *m->small);
     m->path = strdup(config_json);
@@ -91,8 +95,13 @@ int model_load_analytic(model *m, const char *config_json, const char *dtype_str
         int moe = model_layer_is_moe(c, l);
         const struct { const char *name; int64_t d0, d1; int on; } T[] = {
             { "input_layernorm.weight", dim, 0, 1 }, { "post_attention_layernorm.weight", dim, 0, 1 },
-            { "self_attn.q_proj.weight", q, dim, 1 }, { "self_attn.k_proj.weight", kv, dim, 1 },
-            { "self_attn.v_proj.weight", kv, dim, 1 }, { "self_attn.o_proj.weight", dim, q, 1 },
+            { "self_attn.q_proj.weight", q, dim, !(mla && qr) }, { "self_attn.k_proj.weight", kv, dim, !mla },
+            { "self_attn.v_proj.weight", kv, dim, !mla }, { "self_attn.o_proj.weight", dim, o_in, 1 },
+            { "self_attn.q_a_proj.weight", qr, dim, mla && qr }, { "self_attn.q_a_layernorm.weight", qr, 0, mla && qr },
+            { "self_attn.q_b_proj.weight", q, qr, mla && qr },
+            { "self_attn.kv_a_proj_with_mqa.weight", mla + c->qk_rope_head_dim, dim, mla != 0 },
+            { "self_attn.kv_a_layernorm.weight", mla, 0, mla != 0 },
+            { "self_attn.kv_b_proj.weight", H * (c->qk_nope_head_dim + c->v_head_dim), mla, mla != 0 },
             { "mlp.gate_proj.weight", hid, dim, !moe }, { "mlp.up_proj.weight", hid, dim, !moe }, { "mlp.down_proj.weight", dim, hid, !moe },
             { "self_attn.q_proj.bias", q, 0, c->qkv_bias }, { "self_attn.k_proj.bias", kv, 0, c->qkv_bias },
             { "self_attn.v_proj.bias", kv, 0, c->qkv_bias },

@@ -70,9 +70,10 @@ static int prepare(const model *m, char *err, int errlen) {
     if (prepare1(m->w.lm_head, err, errlen)) return -1;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
-        const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down, L->w_router, L->s_gate, L->s_up, L->s_down };
+        const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down, L->w_router, L->s_gate, L->s_up, L->s_down,
+                              L->wq_a, L->kv_a_norm ? &L->w_dkv : NULL, L->kv_a_norm ? &L->w_kr : NULL };
         for (size_t i = 0; i < sizeof W / sizeof W[0]; i++)
-            if (W[i] && prepare1(W[i], err, errlen)) return -1;
+            if (W[i] && prepare1(W[i], err, errlen)) return -1;   /* kv_b_proj: read by rows as stored (mla kernels) */
         for (int e = 0; L->w_router && e < m->cfg.n_experts; e++)
             if (prepare1(L->e_gate[e], err, errlen) || prepare1(L->e_up[e], err, errlen) || prepare1(L->e_down[e], err, errlen)) return -1;
     }
@@ -105,6 +106,41 @@ static int bind_moe(binder *b, layer_weights *L, int l, const tensor ***table) {
 
 #define NAME(fmt, ...) (snprintf(name, sizeof name, fmt, __VA_ARGS__), name)
 
+/* Rows r0 .. r0 + n of W, a tensor of its own (the data NULL when W's is:
+ * analytic). */
+static tensor rows_of(const tensor *W, int64_t r0, int64_t n) {
+    tensor v = *W;
+    size_t row = dtype_row_bytes(W->dt, W->shape[1]);
+    v.shape[0] = n;
+    v.nbytes = row * n;
+    v.data = W->data ? (const char *)W->data + row * r0 : NULL;
+    return v;
+}
+
+/* MLA's attention tensors (model.h): q_proj, or q_a_proj, its norm and
+ * q_b_proj; kv_a_proj_with_mqa as its two row blocks; kv_a_layernorm;
+ * kv_b_proj; o_proj. Nonzero when one is missing or misshapen. */
+static int bind_mla(binder *b, layer_weights *L, int l) {
+    const model_config *c = &b->m->cfg;
+    int64_t dim = c->dim, H = c->n_heads, r = c->kv_lora_rank, qr = c->q_lora_rank;
+    char name[128];
+    const char *p = "model.layers";
+    const tensor *kv_a;
+    if (qr ? !(L->wq_a = need(b, NAME("%s.%d.self_attn.q_a_proj.weight", p, l), qr, dim)) ||
+             !(L->q_a_norm = need_vec(b, NAME("%s.%d.self_attn.q_a_layernorm.weight", p, l), qr)) ||
+             !(L->wq = need(b, NAME("%s.%d.self_attn.q_b_proj.weight", p, l), H * c->head_dim, qr))
+           : !(L->wq = need(b, NAME("%s.%d.self_attn.q_proj.weight", p, l), H * c->head_dim, dim)))
+        return 1;
+    if (!(kv_a = need(b, NAME("%s.%d.self_attn.kv_a_proj_with_mqa.weight", p, l), r + c->qk_rope_head_dim, dim)) ||
+        !(L->kv_a_norm = need_vec(b, NAME("%s.%d.self_attn.kv_a_layernorm.weight", p, l), r)) ||
+        !(L->w_kv_b = need(b, NAME("%s.%d.self_attn.kv_b_proj.weight", p, l), H * (c->qk_nope_head_dim + c->v_head_dim), r)) ||
+        !(L->wo = need(b, NAME("%s.%d.self_attn.o_proj.weight", p, l), dim, H * c->v_head_dim)))
+        return 1;
+    L->w_dkv = rows_of(kv_a, 0, r);
+    L->w_kr = rows_of(kv_a, r, c->qk_rope_head_dim);
+    return 0;
+}
+
 /* The layers the weights hold: one past the highest K of "model.layers.K.". */
 static long held_layers(const weights *w) {
     long n = 0;
@@ -131,14 +167,11 @@ static int check_config(const model *m, char *err, int errlen) {
         snprintf(err, errlen, "%s: the config has %d layers but the weights hold %ld", m->path, c->n_layers, held);
         return -1;
     }
-    if (c->kv_lora_rank > 0) {
-        snprintf(err, errlen, "%s: multi-head latent attention (%s) is not supported yet", m->path, c->arch_name);
-        return -1;
-    }
     if (c->n_experts && !op_moe_supported()) {
         snprintf(err, errlen, "%s: a mixture of experts (%s) needs the moe kernels, which this device has not", m->path, c->arch_name);
         return -1;
     }
+    if (c->kv_lora_rank && !op_mla_supported(err, errlen)) return -1;
     if (!(c->norm_eps > 0 && c->norm_eps < 1) || !(c->rope_theta > 0 && isfinite(c->rope_theta))) {
         snprintf(err, errlen, "%s: rms_norm_eps %g must be in (0, 1) and rope_theta %g positive", m->path, c->norm_eps, c->rope_theta);
         return -1;
@@ -167,10 +200,11 @@ int model_bind(model *m, char *err, int errlen) {
         layer_weights *L = &m->w.layer[l];
         const char *p = "model.layers";
         if (!(L->attn_norm = need_vec(&b, NAME("%s.%d.input_layernorm.weight", p, l), dim)) ||
-            !(L->wq = need(&b, NAME("%s.%d.self_attn.q_proj.weight", p, l), q_dim, dim)) ||
-            !(L->wk = need(&b, NAME("%s.%d.self_attn.k_proj.weight", p, l), kv_dim, dim)) ||
-            !(L->wv = need(&b, NAME("%s.%d.self_attn.v_proj.weight", p, l), kv_dim, dim)) ||
-            !(L->wo = need(&b, NAME("%s.%d.self_attn.o_proj.weight", p, l), dim, q_dim)) ||
+            (c->kv_lora_rank ? bind_mla(&b, L, l) :
+             !(L->wq = need(&b, NAME("%s.%d.self_attn.q_proj.weight", p, l), q_dim, dim)) ||
+             !(L->wk = need(&b, NAME("%s.%d.self_attn.k_proj.weight", p, l), kv_dim, dim)) ||
+             !(L->wv = need(&b, NAME("%s.%d.self_attn.v_proj.weight", p, l), kv_dim, dim)) ||
+             !(L->wo = need(&b, NAME("%s.%d.self_attn.o_proj.weight", p, l), dim, q_dim))) ||
             !(L->ffn_norm = need_vec(&b, NAME("%s.%d.post_attention_layernorm.weight", p, l), dim)))
             return -1;
         if (model_layer_is_moe(c, l) ? bind_moe(&b, L, l, &table)

@@ -2,6 +2,7 @@
  * forward.c -- layer 5: the transformer, one step at a time.
  * Reads like the math: x = embed(tokens); per layer
  *   x += Wo . attention(rope(Wq . norm(x)), rope(Wk . norm(x)), Wv . norm(x))
+ *        (deepseek_v3: latent attention, mla.c)
  *   x += Wdown . (silu(Wgate . norm(x)) * Wup . norm(x))
  * then logits = Wlm . norm(x) for each sequence's last token.
  *
@@ -39,7 +40,7 @@ static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) 
     bytes[A_X] = T * dim * f;
     bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
     bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
-    bytes[A_K] = bytes[A_V] = T * kv_dim * f;
+    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* MLA: mla_state's latent instead */
     bytes[A_GATE] = bytes[A_UP] = T * ffn * f;
     bytes[A_XLAST] = S * dim * f;
     bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
@@ -56,11 +57,12 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
     size_t bytes[A_N], sum = 0;
     sizes(c, (size_t)max_tokens, (size_t)max_seqs, bytes);
     for (int i = 0; i < A_N; i++) sum += bytes[i];
-    return sum;
+    return sum + mla_state_bytes(c, max_tokens);
 }
 
 int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
     if (tp <= 1) return 0;
+    if (c->kv_lora_rank) return snprintf(err, errlen, "tp %d: splitting MLA (deepseek_v3's attention) over GPUs is not modeled", tp), -1;
     if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
     if (c->n_kv_heads % tp && tp % c->n_kv_heads)
         return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
@@ -88,7 +90,7 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
                !(s->groups.slot = malloc((size_t)max_tokens * c->n_experts_per_tok * sizeof(int))) ||
                !(s->groups.ids = malloc((size_t)max_tokens * c->n_experts_per_tok * sizeof(int)));
     for (int i = 0; i < A_N; i++) bad |= bytes[i] && !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, A_NAME[i]));   /* a dense model's MoE ones: 0 */
-    if (bad) {
+    if (bad || mla_state_init(&s->mla, c, max_tokens)) {
         forward_state_free(s);
         return -1;
     }
@@ -101,6 +103,7 @@ void forward_state_free(forward_state *s) {
     rt_free(s->router); rt_free(s->e_w); rt_free(s->e_ids); rt_free(s->e_gate); rt_free(s->e_up); rt_free(s->e_out); rt_free(s->shared);
     free(s->groups.start); free(s->groups.slot); free(s->groups.ids);
     free(s->ids); free(s->pos); free(s->row_seq); free(s->row0); free(s->seq);
+    mla_state_free(&s->mla);
     memset(s, 0, sizeof *s);
 }
 
@@ -172,16 +175,19 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm(whole, "attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
-        if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
-        op_rope(cols, s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, adjacent);
-        op_matmul(kv_cols, "k_proj", s->k, s->xb, L->wk, L->bk, T);   /* ... and its KV heads, whose reads bound attention */
-        op_matmul(kv_cols, "v_proj", s->v, s->xb, L->wv, L->bv, T);
-        if (c->qk_norm) op_rmsnorm(kv_cols, "k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
-        op_rope(kv_cols, s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, adjacent);
-        op_kv_append(kv_cols, kv, &s->batch, l, s->k, s->v);
-        op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
-        op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);
+        if (c->kv_lora_rank) mla_attention(c, L, &s->mla, s->xb, s->xb, s->q, kv, &s->batch, l, s->d_pos, whole);   /* deepseek_v3 */
+        else {
+            op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
+            if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
+            op_rope(cols, s->q, T, c->n_heads, hd, s->d_pos, c->rope_theta, NULL, adjacent);
+            op_matmul(kv_cols, "k_proj", s->k, s->xb, L->wk, L->bk, T);   /* ... and its KV heads, whose reads bound attention */
+            op_matmul(kv_cols, "v_proj", s->v, s->xb, L->wv, L->bv, T);
+            if (c->qk_norm) op_rmsnorm(kv_cols, "k_norm", s->k, s->k, L->k_norm, T * c->n_kv_heads, hd, c->norm_eps);
+            op_rope(kv_cols, s->k, T, c->n_kv_heads, hd, s->d_pos, c->rope_theta, NULL, adjacent);
+            op_kv_append(kv_cols, kv, &s->batch, l, s->k, s->v);
+            op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
+            op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);
+        }
         if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 

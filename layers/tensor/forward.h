@@ -13,6 +13,7 @@
 #include "layers/tensor/model.h"
 #include "layers/tensor/kvcache.h"
 #include "layers/common/moe.h"
+#include "layers/tensor/mla.h"
 
 typedef struct {
     const int *tokens;   /* this step's new tokens */
@@ -39,6 +40,7 @@ typedef struct {
     int *e_ids;                                     /* [T*k] each token's chosen experts */
     float *shared;                                  /* [T, dim] the shared experts' output (deepseek_v3) */
     moe_groups groups;                              /* host: the slots grouped by expert */
+    mla_state mla;                                  /* deepseek_v3's attention's own */
 } forward_state;
 
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);

@@ -8,7 +8,8 @@
 
 #include "layers/common/kv.h"
 
-int  kv_init(kv_cache *c, int n_layers, int kv_dim, int block_size, int n_blocks, int elem_bytes);
+/* planes: 2, K and V; 1, K alone (MLA's latent rows). */
+int  kv_init(kv_cache *c, int n_layers, int kv_dim, int planes, int block_size, int n_blocks, int elem_bytes);
 void kv_free(kv_cache *c);
 
 #endif

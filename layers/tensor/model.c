@@ -5,6 +5,7 @@
 #include "layers/common/file.h"
 #include "layers/ops/ops.h"
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,15 +49,15 @@ static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int
     c->sparse_step = 1; c->n_group = c->topk_group = 1; c->routed_scaling = 1;
     if (c->arch != ARCH_QWEN3_MOE && c->arch != ARCH_MIXTRAL && c->arch != ARCH_DEEPSEEK_V3) return 0;
     static const char *const EXPERTS[] = { "num_experts", "num_local_experts", "n_routed_experts" };
-    int e = -1, k = 2, shared = 0, step = 1, dense = 0, group = 1, topk_group = 1;
+    int e = -1, k = 2, shared = 0, step = 1, group = 1, topk_group = 1;
     for (int i = 0; i < 3 && e < 0; i++)
         if (get_int(j, EXPERTS[i], 0, path, &e, err, errlen)) return -1;
     if (get_int(j, "num_experts_per_tok", 0, path, &k, err, errlen)) return -1;
     int moe_hidden = c->hidden_dim;   /* mixtral: each expert is an FFN of intermediate_size */
     if (c->arch != ARCH_MIXTRAL && get_int(j, "moe_intermediate_size", 1, path, &moe_hidden, err, errlen)) return -1;
     if (c->arch == ARCH_QWEN3_MOE && get_int(j, "decoder_sparse_step", 0, path, &step, err, errlen)) return -1;
-    if (c->arch == ARCH_DEEPSEEK_V3 &&
-        (get_int(j, "n_shared_experts", 0, path, &shared, err, errlen) || get_int(j, "first_k_dense_replace", 0, path, &dense, err, errlen) ||
+    if (c->arch == ARCH_DEEPSEEK_V3 &&   /* its first_k_dense_replace: parse_mla */
+        (get_int(j, "n_shared_experts", 0, path, &shared, err, errlen) ||
          get_int(j, "n_group", 0, path, &group, err, errlen) || get_int(j, "topk_group", 0, path, &topk_group, err, errlen)))
         return -1;
     /* get_int gives -1 for a field that is absent or null: the default then */
@@ -64,7 +65,6 @@ static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int
     c->n_experts_per_tok = k < 0 ? 2 : k;
     c->moe_hidden_dim = moe_hidden;
     c->n_shared_experts = shared < 0 ? 0 : shared;
-    c->first_dense_layers = dense < 0 ? 0 : dense;
     c->sparse_step = step < 0 ? 1 : step;
     c->n_group = group < 0 ? 1 : group;
     c->topk_group = topk_group < 0 ? 1 : topk_group;
@@ -89,17 +89,79 @@ static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int
     return 0;
 }
 
-/* MLA's sizes (deepseek_v3): q_lora_rank null means q_proj is direct. */
+/* A number field of o, or def when absent or null. */
+static double num(cJSON *o, const char *key, double def) {
+    cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+/* YaRN's mscale: 0.1 m ln(s) + 1 past s = 1. */
+static double yarn_mscale(double s, double m) { return s <= 1 ? 1 : 0.1 * m * log(s) + 1; }
+
+/* rope_scaling (or transformers 5's rope_parameters) of type yarn, as
+ * DeepSeek-V3 and transformers compute it (modeling_rope_utils.py,
+ * _compute_yarn_parameters): each rotated pair's frequency blends the
+ * plain one (fast dimensions: extrapolated) with it over factor (slow
+ * ones: interpolated) along a ramp between the dimensions that turn
+ * beta_fast and beta_slow times in the original context; the softmax
+ * scale gains mscale(factor, mscale_all_dim)^2. Only an attention_factor
+ * of 1 (mscale = mscale_all_dim, as DeepSeek's) is run: others scale
+ * cos and sin, which hipath's RoPE does not. Anything else: plain RoPE
+ * in the config, refused by a real load (model_load_hf). */
+static void parse_yarn(model_config *c, cJSON *j) {
+    cJSON *s = cJSON_GetObjectItem(j, "rope_scaling"), *t;
+    if (!cJSON_IsObject(s)) s = cJSON_GetObjectItem(j, "rope_parameters");
+    if (!(t = cJSON_GetObjectItem(s, "type"))) t = cJSON_GetObjectItem(s, "rope_type");
+    int d = c->qk_rope_head_dim, half = d / 2;
+    double f = num(s, "factor", 0), orig = num(s, "original_max_position_embeddings", 0), base = c->rope_theta;
+    if (!cJSON_IsString(t) || strcmp(t->valuestring, "yarn") || !(f > 0) || !(orig > 0) || half > MAX_ROPE_HALF) return;
+    double m = num(s, "mscale", 0), m_all = num(s, "mscale_all_dim", 0);
+    double af = num(s, "attention_factor", m && m_all ? yarn_mscale(f, m) / yarn_mscale(f, m_all) : yarn_mscale(f, 1));
+    if (fabs(af - 1) > 1e-6) return;
+    /* the dimension that turns r times in orig positions */
+    double lo = d * log(orig / (num(s, "beta_fast", 32) * 2 * M_PI)) / (2 * log(base)),
+           hi = d * log(orig / (num(s, "beta_slow", 1) * 2 * M_PI)) / (2 * log(base));
+    if (!cJSON_IsFalse(cJSON_GetObjectItem(s, "truncate"))) lo = floor(lo), hi = ceil(hi);
+    lo = fmax(lo, 0), hi = fmin(hi, d - 1);
+    if (lo == hi) hi += 0.001;
+    for (int i = 0; i < half; i++) {
+        float plain = 1 / powf((float)base, (float)(2 * i) / d), ramp = fminf(fmaxf((float)((i - lo) / (hi - lo)), 0), 1);
+        c->rope_inv_freq[i] = plain / (float)f * ramp + plain * (1 - ramp);   /* float, as transformers */
+    }
+    if (m_all) c->mla_scale *= (float)(yarn_mscale(f, m_all) * yarn_mscale(f, m_all));
+    c->rope_yarn = 1;
+}
+
+/* deepseek_v3's attention, MLA: the latent ranks and the heads' parts.
+ * Every head has its own K and V (n_kv_heads = n_heads), a query and key
+ * of qk_nope + qk_rope dims; first_k_dense_replace as transformers
+ * defaults it (3). */
 static int parse_mla(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
-    if (c->arch != ARCH_DEEPSEEK_V3) return 0;
     if (get_int(j, "kv_lora_rank", 1, path, &c->kv_lora_rank, err, errlen) ||
         get_int(j, "q_lora_rank", 0, path, &c->q_lora_rank, err, errlen) ||
         get_int(j, "qk_nope_head_dim", 1, path, &c->qk_nope_head_dim, err, errlen) ||
         get_int(j, "qk_rope_head_dim", 1, path, &c->qk_rope_head_dim, err, errlen) ||
-        get_int(j, "v_head_dim", 1, path, &c->v_head_dim, err, errlen))
+        get_int(j, "v_head_dim", 1, path, &c->v_head_dim, err, errlen) ||
+        get_int(j, "first_k_dense_replace", 0, path, &c->first_dense_layers, err, errlen))
         return -1;
-    if (c->q_lora_rank < 0) c->q_lora_rank = 0;
+    if (c->q_lora_rank < 0) c->q_lora_rank = 0;   /* null: q_proj */
+    if (c->first_dense_layers < 0) c->first_dense_layers = 3;
+    if (!c->kv_lora_rank || !c->qk_rope_head_dim || !c->v_head_dim) {
+        snprintf(err, errlen, "%s: kv_lora_rank %d, qk_rope_head_dim %d and v_head_dim %d must be positive", path,
+                 c->kv_lora_rank, c->qk_rope_head_dim, c->v_head_dim);
+        return -1;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItem(j, "attention_bias"))) { snprintf(err, errlen, "%s: attention_bias is not supported", path); return -1; }
+    c->n_kv_heads = c->n_heads;
+    c->head_dim = c->qk_nope_head_dim + c->qk_rope_head_dim;
+    c->mla_scale = 1 / sqrtf((float)c->head_dim);
     return 0;
+}
+
+/* Is RoPE scaled in a way the engine does not compute? */
+static int rope_unsupported(const model_config *c, cJSON *j) {
+    cJSON *scaling = cJSON_GetObjectItem(j, "rope_scaling"), *type = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_type");
+    return !c->rope_yarn && ((scaling && !cJSON_IsNull(scaling)) || (cJSON_IsString(type) && strcmp(type->valuestring, "default")));
 }
 
 static int parse_config(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
@@ -133,22 +195,29 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     if (c->n_kv_heads < 0) c->n_kv_heads = c->n_heads;
     if (c->max_seq_len < 0) c->max_seq_len = 2048;
     if (c->head_dim < 0) c->head_dim = c->n_heads ? c->dim / c->n_heads : 0;
+    if (c->arch == ARCH_DEEPSEEK_V3 && parse_mla(c, j, path, err, errlen)) return -1;
     if (!c->dim || !c->n_heads || !c->n_kv_heads || c->n_heads % c->n_kv_heads || !c->head_dim || !c->vocab_size || !c->n_layers || !c->hidden_dim) {
         snprintf(err, errlen, "%s: inconsistent sizes (hidden %d, heads %d, kv heads %d, head_dim %d)", path, c->dim, c->n_heads, c->n_kv_heads, c->head_dim);
         return -1;
     }
-    if (c->head_dim % 2) { snprintf(err, errlen, "%s: head_dim %d is odd; RoPE needs pairs", path, c->head_dim); return -1; }
+    int roped = c->kv_lora_rank ? c->qk_rope_head_dim : c->head_dim;
+    if (roped % 2) { snprintf(err, errlen, "%s: the roped head dim %d is odd; RoPE needs pairs", path, roped); return -1; }
     cJSON *v = cJSON_GetObjectItem(j, "rope_theta");
     if (!cJSON_IsNumber(v)) v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_theta");   /* transformers 5 */
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
+    if (c->kv_lora_rank) parse_yarn(c, j);
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
     v = cJSON_GetObjectItem(j, "tie_word_embeddings");
     c->tied = cJSON_IsBool(v) ? cJSON_IsTrue(v) : 0;
     c->qkv_bias = c->arch == ARCH_QWEN2;
     c->qk_norm = c->arch == ARCH_QWEN3 || c->arch == ARCH_QWEN3_MOE;
-    c->rope = ROPE_HALF;
-    if (parse_moe(c, j, path, err, errlen) || parse_mla(c, j, path, err, errlen)) return -1;
+    /* deepseek_v3 rotates adjacent pairs unless rope_interleave is false
+     * (transformers' apply_rotary_pos_emb_interleave; DeepSeek's own code
+     * permutes q_pe and k_pe to halves: the same rotation) */
+    v = cJSON_GetObjectItem(j, "rope_interleave");
+    c->rope = c->arch == ARCH_DEEPSEEK_V3 && !cJSON_IsFalse(v) ? ROPE_ADJACENT : ROPE_HALF;
+    if (parse_moe(c, j, path, err, errlen)) return -1;
     v = cJSON_GetObjectItem(j, "torch_dtype");
     if (!cJSON_IsString(v)) v = cJSON_GetObjectItem(j, "dtype");
     const char *td = cJSON_IsString(v) ? v->valuestring : "";
@@ -194,11 +263,16 @@ int model_load_hf(model *m, const char *dir, char *err, int errlen) {
     char *cfg_path = join(dir, "config.json"), *gen_path = join(dir, "generation_config.json"),
          *tok_path = join(dir, "tokenizer.json");
     int rc = -1;
-    cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen), *scaling = j ? cJSON_GetObjectItem(j, "rope_scaling") : NULL;
-    /* The shapes of a rope-scaled model are fine for the calculator, but the
-     * engine computes plain RoPE only: refuse to run it rather than be wrong. */
-    if (scaling && !cJSON_IsNull(scaling)) snprintf(err, errlen, "%s: rope_scaling is not supported", cfg_path);
-    else if (j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0) {
+    cJSON *j = json_read(cfg_path, FILE_SMALL, err, errlen);
+    /* The shapes of a rope-scaled model are fine for the calculator and
+     * analytic runs, but the engine computes plain RoPE and deepseek_v3's
+     * yarn only: refuse to run another rather than be wrong. */
+    int ok = j && parse_config(&m->cfg, j, cfg_path, err, errlen) == 0;
+    if (ok && rope_unsupported(&m->cfg, j)) {
+        snprintf(err, errlen, "%s: rope_scaling is not supported (only deepseek_v3's yarn, with mscale = mscale_all_dim)", cfg_path);
+        ok = 0;
+    }
+    if (ok) {
         if (file_exists(gen_path)) {
             cJSON *g = json_read(gen_path, FILE_SMALL, err, errlen);
             if (g) add_stop_ids(&m->cfg, cJSON_GetObjectItem(g, "eos_token_id"));
@@ -233,4 +307,14 @@ void model_free(model *m) {
     free(m->path);
     free(m->tokenizer_path);
     memset(m, 0, sizeof *m);
+}
+
+int model_kv_row(const model_config *c, int *planes) {
+    *planes = c->kv_lora_rank ? 1 : 2;
+    return c->kv_lora_rank ? c->kv_lora_rank + c->qk_rope_head_dim : c->n_kv_heads * c->head_dim;
+}
+
+size_t model_kv_token_bytes(const model_config *c, int elem_bytes) {
+    int planes, row = model_kv_row(c, &planes);
+    return (size_t)planes * c->n_layers * row * elem_bytes;
 }

@@ -1,6 +1,6 @@
 /*
  * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3, and
- * the mixture-of-experts qwen3_moe, mixtral, deepseek_v3):
+ * the mixture-of-experts qwen3_moe, mixtral, deepseek_v3 with its latent attention):
  * its configuration, its weights, and loading them from a checkpoint.
  */
 #ifndef HIPATH_MODEL_H
@@ -17,16 +17,27 @@ enum rope_style { ROPE_HALF, ROPE_ADJACENT };
 #define MAX_STOP_IDS 8
 #define MAX_LAYERS_MASK 256   /* qwen3_moe's mlp_only_layers: layer numbers below this */
 enum gating { GATE_SOFTMAX, GATE_SIGMOID };
+#define MAX_ROPE_HALF 128   /* yarn's frequency table: rotated pairs */
 
 typedef struct {
     enum arch arch;
-    const char *arch_name;  /* "llama", "qwen2", "qwen3" */
+    const char *arch_name;  /* "llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3" */
     int dim;                /* hidden_size */
     int hidden_dim;         /* intermediate_size (FFN) */
     int n_layers;
     int n_heads;
-    int n_kv_heads;
-    int head_dim;
+    int n_kv_heads;         /* MLA: n_heads (each head has its own K and V, all from one latent) */
+    int head_dim;           /* MLA: a query's and key's, qk_nope_head_dim + qk_rope_head_dim */
+    /* MLA, multi-head latent attention (deepseek_v3; 0 = ordinary attention):
+     * the KV cache holds one latent c_kv [kv_lora_rank] and one shared roped
+     * key k_pe [qk_rope_head_dim] a token, from which every head's K and V
+     * are kv_b_proj's up-projections (layers/tensor/mla.c). */
+    int q_lora_rank;        /* 0 when null (q_proj direct) */
+    int kv_lora_rank;       /* > 0 means MLA */
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    float mla_scale;        /* the softmax's scale: 1/sqrt(head_dim), times yarn's mscale^2 */
+    int rope_yarn;          /* deepseek_v3's rope_scaling yarn: RoPE's frequencies are rope_inv_freq */
+    float rope_inv_freq[MAX_ROPE_HALF];   /* [qk_rope_head_dim / 2] */
     int vocab_size;
     int max_seq_len;        /* max_position_embeddings */
     float rope_theta;
@@ -55,10 +66,6 @@ typedef struct {
     enum gating gating;     /* softmax (qwen3_moe, mixtral) or sigmoid (deepseek_v3) scores */
     float routed_scaling;   /* deepseek_v3 routed_scaling_factor (1 otherwise) */
     int n_group, topk_group;/* deepseek_v3 group-limited routing (1, 1 otherwise) */
-    /* Multi-head latent attention (deepseek_v3; 0: ordinary attention). */
-    int q_lora_rank;        /* 0 when null (q_proj direct) */
-    int kv_lora_rank;       /* > 0 means MLA */
-    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 } model_config;
 
 /* Matrices stay in the mmap'd file; the small vectors (norm weights,
@@ -74,6 +81,14 @@ typedef struct {
     const float *router_bias;             /* deepseek_v3 e_score_correction_bias [n_experts], or NULL */
     const tensor **e_gate, **e_up, **e_down;   /* [n_experts] each: the experts' SwiGLU matrices */
     const tensor *s_gate, *s_up, *s_down; /* deepseek_v3 shared experts (one FFN of n_shared x moe_hidden), or NULL */
+    /* MLA (wq: q_proj, or q_b_proj after q_a_proj with q_lora_rank). The
+     * paper's W^DKV and W^KR are the two row blocks of kv_a_proj_with_mqa;
+     * kv_b_proj holds every head's W^UK (qk_nope rows) then W^UV (v rows). */
+    const tensor *wq_a;                   /* [q_lora_rank, dim], or NULL */
+    const float *q_a_norm;                /* [q_lora_rank] */
+    tensor w_dkv, w_kr;                   /* [kv_lora_rank, dim], [qk_rope_head_dim, dim]: views */
+    const float *kv_a_norm;               /* [kv_lora_rank] */
+    const tensor *w_kv_b;                 /* [n_heads * (qk_nope + v_head_dim), kv_lora_rank] */
 } layer_weights;
 
 typedef struct {
@@ -100,6 +115,13 @@ typedef struct {
  * one-line reason naming the file and tensor. */
 int  model_load(model *m, const char *path, char *err, int errlen);
 void model_free(model *m);
+
+/* The bytes one token's KV takes in the cache over all layers at elem_bytes
+ * an element: K and V of every KV head, or MLA's latent and rope key. */
+size_t model_kv_token_bytes(const model_config *c, int elem_bytes);
+/* A KV cache row's floats and planes: n_kv_heads * head_dim in K and in V
+ * (2), or MLA's [c_kv | k_pe] alone (1). */
+int model_kv_row(const model_config *c, int *planes);
 
 /* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3,
  * qwen3_moe, mixtral, deepseek_v3).

@@ -17,12 +17,13 @@
  * above the tolerance; a wrong index, by the whole scale.
  *
  * The launch arguments mirror the launchers (elementwise.hip, matmul.hip,
- * attention.hip); the grids are theirs (geometry.h).
+ * attention.hip, mla.hip); the grids are theirs (geometry.h).
  */
 #include "layers/runtime/hip/hip_cpu.h"
 #include "kernels/hip/elementwise_kernels.h"
 #include "kernels/hip/matmul_kernels.h"
 #include "kernels/hip/attention_kernels.h"
+#include "kernels/hip/mla_kernels.h"
 extern "C" {
 #include "kernels/cpu/kernels.h"
 }
@@ -137,13 +138,16 @@ static void rmsnorm(int T, int n, bool in_place) {
     check("rmsnorm n=" + std::to_string(n) + (in_place ? " in place" : ""), e, got, ref);
 }
 
-static void rope(int head_dim, int adjacent) {
+static void rope(int head_dim, int adjacent, bool table) {
     int T = 3, H = 3;
     std::vector<int> pos = { 0, 5, 1000 };
-    vec x = rand_vec((size_t)T * H * head_dim), got = x, ref = x;
-    std::string e = launch(rope_kernel, geo_rope(T, H, head_dim), 0, got.data(), H, head_dim, pos.data(), 10000.0f, adjacent);
-    k_rope(ref.data(), T, H, head_dim, pos.data(), 10000.0f, adjacent);
-    check(std::string(adjacent ? "rope adjacent" : "rope half") + " head_dim=" + std::to_string(head_dim), e, got, ref);
+    vec x = rand_vec((size_t)T * H * head_dim), got = x, ref = x, freq(head_dim / 2);
+    for (int i = 0; i < head_dim / 2; i++) freq[i] = powf(10000.0f, -2.0f * i / head_dim) * (i % 3 ? 1.0f : 0.25f);   /* yarn-like */
+    const float *f = table ? freq.data() : nullptr;
+    std::string e = launch(rope_kernel, geo_rope(T, H, head_dim), 0, got.data(), H, head_dim, pos.data(), 10000.0f, f, adjacent);
+    k_rope(ref.data(), T, H, head_dim, pos.data(), 10000.0f, f, adjacent);
+    check(std::string(adjacent ? "rope adjacent" : "rope half") + (table ? " inv_freq" : "") + " head_dim=" + std::to_string(head_dim),
+          e, got, ref);
 }
 
 /* y = x W^T (+ b), the kernel matmul.hip's matmul_dt would pick. */
@@ -182,64 +186,117 @@ template <int DT> static void matmuls(int K_gemv, int K_odd, int K_gemm) {
     matmul<DT>(33, 37, K_gemm, a, true);  /* 2x2 tiles, the last ones partial */
 }
 
-/* One step's kv_append then attention for a batch of sequences, each
- * {pos0, n}: n new rows after pos0 cached tokens, in a paged cache of
- * 16-slot blocks (layer 1 of 2) whose tables are shuffled across the pool.
- * The index arrays are built as attention.hip's upload() does. */
+/* One step's batch of sequences, each {pos0, n}: n new rows after pos0
+ * cached tokens, in a paged cache of 16-slot blocks (layer 1 of 2) whose
+ * tables are shuffled across the pool. The index arrays are built as
+ * attention.hip's upload() does. */
 struct seq_rows { int pos0, n; };
-static void attention(int n_heads, int n_kv, int head_dim, std::vector<seq_rows> seqs) {
-    const int BS = 16, layers = 2, l = 1, kv_dim = n_kv * head_dim, n_seqs = (int)seqs.size();
-    std::vector<std::vector<int>> blocks(n_seqs);
-    int pool = 0;
-    for (int i = 0; i < n_seqs; i++) pool += cdiv(seqs[i].pos0 + seqs[i].n, BS);
-    std::vector<int> ids(pool);
-    for (int b = 0; b < pool; b++) ids[b] = b;
-    for (int b = pool - 1; b > 0; b--) std::swap(ids[b], ids[rnd() % (b + 1)]);
-    std::vector<kv_seq> kseq(n_seqs);
-    std::vector<const kv_seq *> kptr(n_seqs);
-    std::vector<int> row0(n_seqs + 1), row_seq, pos, tables, table_off(n_seqs), work;
-    int rows = 1, T = 0, at = 0;
-    for (auto &sq : seqs) rows = sq.n > 1 ? ATT_ROWS : rows;
-    for (int i = 0; i < n_seqs; i++) {
-        int nb = cdiv(seqs[i].pos0 + seqs[i].n, BS);
-        blocks[i].assign(ids.begin() + at, ids.begin() + at + nb);   /* exactly the sequence's blocks */
-        table_off[i] = at, at += nb;
-        tables.insert(tables.end(), blocks[i].begin(), blocks[i].end());
-        kseq[i] = { blocks[i].data(), nb, nb, seqs[i].pos0 + seqs[i].n, 0 };
-        kptr[i] = &kseq[i];
-        row0[i] = T;
-        for (int i0 = 0; i0 < seqs[i].n; i0 += rows)
-            work.insert(work.end(), { table_off[i], T, seqs[i].pos0, seqs[i].n, i0 });
-        for (int r = 0; r < seqs[i].n; r++) row_seq.push_back(i), pos.push_back(seqs[i].pos0 + r), T++;
+struct step {
+    static const int BS = 16, layers = 2, l = 1;
+    std::vector<std::vector<int>> blocks;
+    std::vector<kv_seq> kseq;
+    std::vector<const kv_seq *> kptr;
+    std::vector<int> row0, row_seq, pos, tables, table_off, work;
+    int rows = 1, T = 0, pool = 0, wgs = 0;
+    kv_batch batch;
+    std::string name;
+    explicit step(const std::vector<seq_rows> &seqs) {
+        int n_seqs = (int)seqs.size(), at = 0;
+        blocks.resize(n_seqs), kseq.resize(n_seqs), kptr.resize(n_seqs), row0.resize(n_seqs + 1), table_off.resize(n_seqs);
+        for (int i = 0; i < n_seqs; i++) pool += cdiv(seqs[i].pos0 + seqs[i].n, BS);
+        std::vector<int> ids(pool);
+        for (int b = 0; b < pool; b++) ids[b] = b;
+        for (int b = pool - 1; b > 0; b--) std::swap(ids[b], ids[rnd() % (b + 1)]);
+        for (auto &sq : seqs) rows = sq.n > 1 ? ATT_ROWS : rows;
+        for (int i = 0; i < n_seqs; i++) {
+            int nb = cdiv(seqs[i].pos0 + seqs[i].n, BS);
+            blocks[i].assign(ids.begin() + at, ids.begin() + at + nb);   /* exactly the sequence's blocks */
+            table_off[i] = at, at += nb;
+            tables.insert(tables.end(), blocks[i].begin(), blocks[i].end());
+            kseq[i] = { blocks[i].data(), nb, nb, seqs[i].pos0 + seqs[i].n, 0 };
+            kptr[i] = &kseq[i];
+            row0[i] = T;
+            for (int i0 = 0; i0 < seqs[i].n; i0 += rows)
+                work.insert(work.end(), { table_off[i], T, seqs[i].pos0, seqs[i].n, i0 });
+            for (int r = 0; r < seqs[i].n; r++) row_seq.push_back(i), pos.push_back(seqs[i].pos0 + r), T++;
+        }
+        row0[n_seqs] = T;
+        batch = { 1, n_seqs, T, kptr.data(), row0.data(), row_seq.data(), pos.data() };
+        wgs = (int)work.size() / WORK_INTS;
+        for (auto &sq : seqs) name += " [" + std::to_string(sq.pos0) + "+" + std::to_string(sq.n) + "]";
     }
-    row0[n_seqs] = T;
-    kv_batch batch = { 1, n_seqs, T, kptr.data(), row0.data(), row_seq.data(), pos.data() };
-    int wgs = (int)work.size() / WORK_INTS;
-    if (att_rows(&batch) != rows || att_workgroups(&batch, rows) != wgs) {   /* the launcher's geometry */
+    bool geometry() const {   /* the launcher's */
+        if (att_rows(&batch) == rows && att_workgroups(&batch, rows) == wgs) return true;
         failed++, printf("FAIL attention geometry\n");
-        return;
+        return false;
     }
-    size_t cache = (size_t)layers * pool * BS * kv_dim;
+};
+
+/* kv_append then attention on a step. */
+static void attention(int n_heads, int n_kv, int head_dim, std::vector<seq_rows> seqs) {
+    step st(seqs);
+    const int BS = step::BS, l = step::l, kv_dim = n_kv * head_dim, T = st.T, pool = st.pool, rows = st.rows;
+    if (!st.geometry()) return;
+    size_t cache = (size_t)step::layers * pool * BS * kv_dim;
     vec K = rand_vec(cache), V = rand_vec(cache), K2 = K, V2 = V;   /* the twin's cache: the same bytes */
-    kv_cache mine = { BS, pool, layers, kv_dim, K.data(), V.data(), 4 }, twin = mine;
+    kv_cache mine = { BS, pool, step::layers, kv_dim, K.data(), V.data(), 4 }, twin = mine;
     twin.k = K2.data(), twin.v = V2.data();
     vec k = rand_vec((size_t)T * kv_dim), v = rand_vec(k.size()), q = rand_vec((size_t)T * n_heads * head_dim);
-    std::string name = "heads " + std::to_string(n_heads) + "/" + std::to_string(n_kv) + " head_dim " + std::to_string(head_dim);
-    for (auto &sq : seqs) name += " [" + std::to_string(sq.pos0) + "+" + std::to_string(sq.n) + "]";
+    std::string name = "heads " + std::to_string(n_heads) + "/" + std::to_string(n_kv) + " head_dim " + std::to_string(head_dim) + st.name;
 
-    std::string e = launch(kv_append_kernel, geo_kv_append(T), 0, mine.k, mine.v, tables.data(), table_off.data(),
-                           row_seq.data(), pos.data(), l, k.data(), v.data(), pool, BS, kv_dim);
-    k_kv_append(&twin, &batch, l, k.data(), v.data());
+    std::string e = launch(kv_append_kernel, geo_kv_append(T), 0, mine.k, mine.v, st.tables.data(), st.table_off.data(),
+                           st.row_seq.data(), st.pos.data(), l, k.data(), v.data(), pool, BS, kv_dim);
+    k_kv_append(&twin, &st.batch, l, k.data(), v.data());
     vec got = K, ref = K2;
     got.insert(got.end(), V.begin(), V.end()), ref.insert(ref.end(), V2.begin(), V2.end());
     check("kv_append " + name, e, got, ref);
 
     got.assign(q.size(), 0), ref.assign(q.size(), 0);
-    e = launch(attention_kernel, geo_attention(wgs, rows, n_heads, warpSize), 2 * (size_t)BS * head_dim * sizeof(float),
-               got.data(), q.data(), mine.k, mine.v, tables.data(), work.data(), l, n_heads, n_heads / n_kv, head_dim,
+    e = launch(attention_kernel, geo_attention(st.wgs, rows, n_heads, warpSize), 2 * (size_t)BS * head_dim * sizeof(float),
+               got.data(), q.data(), mine.k, mine.v, st.tables.data(), st.work.data(), l, n_heads, n_heads / n_kv, head_dim,
                pool, BS, kv_dim, rows);
-    k_attention(ref.data(), q.data(), &twin, &batch, l, n_heads, n_kv, head_dim);
+    k_attention(ref.data(), q.data(), &twin, &st.batch, l, n_heads, n_kv, head_dim);
     check(std::string(rows == 1 ? "attention decode " : "attention prefill ") + name, e, got, ref);
+}
+
+/* MLA's four kernels on a step (mla.hip's launches): kv_b_proj of dtype DT. */
+template <int DT> static void mla(mla_dims d, std::vector<seq_rows> seqs) {
+    step st(seqs);
+    const int BS = step::BS, l = step::l, kv_dim = d.rank + d.rope, T = st.T, pool = st.pool, rows = st.rows, H = d.n_heads;
+    if (!st.geometry()) return;
+    weight W((dtype)DT, H * (d.nope + d.v_dim), d.rank, least_align((dtype)DT));
+    size_t row = dtype_row_bytes((dtype)DT, d.rank);
+    std::string name = std::string(dtype_name((dtype)DT)) + " heads " + std::to_string(H) + " rank " + std::to_string(d.rank) +
+                       " rope " + std::to_string(d.rope) + st.name;
+    vec q = rand_vec((size_t)T * H * (d.nope + d.rope)), got((size_t)T * H * d.rank), ref(got.size());
+    vec gpe((size_t)T * H * d.rope), rpe(gpe.size());
+    std::string e = launch(mla_absorb_kernel<DT>, geo_mla_heads(T, H), 0, got.data(), gpe.data(), q.data(), W.t.data, H, d.nope,
+                           d.rope, d.v_dim, d.rank, row);
+    k_mla_absorb(ref.data(), rpe.data(), q.data(), &W.t, T, d);
+    got.insert(got.end(), gpe.begin(), gpe.end()), ref.insert(ref.end(), rpe.begin(), rpe.end());
+    check("mla_absorb " + name, e, got, ref);
+
+    size_t cache = (size_t)step::layers * pool * BS * kv_dim;
+    vec K = rand_vec(cache), K2 = K;
+    kv_cache mine = { BS, pool, step::layers, kv_dim, K.data(), nullptr, 4 }, twin = mine;
+    twin.k = K2.data();
+    vec c_kv = rand_vec((size_t)T * d.rank), k_pe = rand_vec((size_t)T * d.rope);
+    e = launch(mla_kv_append_kernel, geo_kv_append(T), 0, mine.k, st.tables.data(), st.table_off.data(), st.row_seq.data(),
+               st.pos.data(), l, c_kv.data(), k_pe.data(), pool, BS, d.rank, d.rope);
+    k_mla_kv_append(&twin, &st.batch, l, c_kv.data(), k_pe.data(), d);
+    check("mla_kv_append " + name, e, K, K2);
+
+    vec q_lat = rand_vec((size_t)T * H * d.rank), q_pe = rand_vec((size_t)T * H * d.rope);
+    got.assign(q_lat.size(), 0), ref.assign(q_lat.size(), 0);
+    e = launch(mla_attention_kernel, geo_attention(st.wgs, rows, H, warpSize), (size_t)BS * kv_dim * sizeof(float), got.data(),
+               q_lat.data(), q_pe.data(), mine.k, st.tables.data(), st.work.data(), l, H, d.rank, d.rope, d.scale, pool, BS, rows);
+    k_mla_attention(ref.data(), q_lat.data(), q_pe.data(), &twin, &st.batch, l, d);
+    check(std::string(rows == 1 ? "mla decode " : "mla prefill ") + name, e, got, ref);
+
+    got.assign((size_t)T * H * d.v_dim, 0), ref.assign(got.size(), 0);
+    e = launch(mla_up_v_kernel<DT>, geo_mla_heads(T, H), 0, got.data(), q_lat.data(), W.t.data, H, d.nope, d.v_dim, d.rank, row);
+    k_mla_up_v(ref.data(), q_lat.data(), &W.t, T, d);
+    check("mla_up_v " + name, e, got, ref);
 }
 
 int main(void) {
@@ -252,7 +309,7 @@ int main(void) {
         embedding<DT_F32>(5, 320), embedding<DT_F16>(5, 320), embedding<DT_BF16>(5, 320);
         embedding<DT_Q8_0>(5, 320), embedding<DT_Q4_0>(5, 320), embedding<DT_Q4_1>(5, 320);
         rmsnorm(3, 64, false), rmsnorm(3, 1000, true);
-        for (int hd : { 64, 128 }) rope(hd, 0), rope(hd, 1);
+        for (int hd : { 64, 128 }) rope(hd, 0, false), rope(hd, 1, false), rope(hd, 1, true);
         /* K: a multiple of every vector for the aligned GEMV; 99 fits none (2- or
          * 4-byte aligned rows); 11 blocks, which no wavefront's step divides. */
         matmuls<DT_F32>(352, 99, 99), matmuls<DT_F16>(352, 99, 99), matmuls<DT_BF16>(352, 99, 99);
@@ -265,6 +322,14 @@ int main(void) {
         attention(4, 2, 64, { { 30, 5 } });             /* prefill after cached tokens, across blocks */
         attention(4, 2, 64, { { 37, 1 }, { 3, 1 }, { 16, 1 } });    /* a batch of decodes */
         attention(4, 2, 64, { { 20, 1 }, { 0, 9 }, { 31, 1 }, { 14, 6 } });   /* decodes and prefills in one step */
+        /* MLA: DeepSeek-V3's latent of 512 + 64 over 3 heads (decode), odd
+         * small shapes no lane count divides (prefills and decodes mixed) */
+        mla<DT_BF16>({ 3, 512, 128, 64, 128, 0.0722f }, { { 37, 1 } });
+        mla<DT_F32>({ 2, 40, 12, 8, 20, 0.2f }, { { 20, 1 }, { 0, 9 }, { 31, 1 }, { 14, 6 } });
+        mla<DT_F16>({ 2, 64, 16, 16, 8, 0.2f }, { { 30, 5 } });
+        mla<DT_Q8_0>({ 2, 64, 16, 8, 16, 0.2f }, { { 3, 1 } });
+        mla<DT_Q4_0>({ 2, 64, 16, 8, 16, 0.2f }, { { 0, 7 } });
+        mla<DT_Q4_1>({ 2, 64, 16, 8, 16, 0.2f }, { { 16, 1 } });
         clock_gettime(CLOCK_MONOTONIC, &t1);
         printf("wave %d: %d cases, %.1f s\n", wave, passed + failed - before,
                (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);

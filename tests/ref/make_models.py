@@ -42,6 +42,30 @@ CASES = {
     "llama-sharded": dict(arch="LlamaForCausalLM", model_type="llama", dtype="bfloat16",
                           hidden=72, layers=3, heads=6, kv_heads=2, inter=100, vocab=301,
                           theta=10000.0, eps=1e-5, tied=False, shards=2),
+    # DeepSeek-V3's MLA, every layer dense (first_k_dense_replace = layers):
+    # the query through q_lora_rank, and direct (q_lora_rank null) with
+    # RoPE on halves (rope_interleave false)
+    "deepseek-mla-qlora": dict(arch="DeepseekV3ForCausalLM", model_type="deepseek_v3", dtype="bfloat16",
+                               hidden=64, layers=2, heads=4, kv_heads=4, inter=96, vocab=301,
+                               theta=10000.0, eps=1e-6, tied=False,
+                               mla=dict(q_lora_rank=40, kv_lora_rank=32, qk_nope_head_dim=16,
+                                        qk_rope_head_dim=8, v_head_dim=12, rope_interleave=True)),
+    "deepseek-mla-direct": dict(arch="DeepseekV3ForCausalLM", model_type="deepseek_v3", dtype="float32",
+                                hidden=48, layers=2, heads=3, kv_heads=3, inter=80, vocab=257,
+                                theta=10000.0, eps=1e-6, tied=False,
+                                mla=dict(q_lora_rank=None, kv_lora_rank=24, qk_nope_head_dim=8,
+                                         qk_rope_head_dim=16, v_head_dim=20, rope_interleave=False)),
+    # DeepSeek-V3's YaRN RoPE (its config's rope_scaling, scaled down): the
+    # frequencies blended over a 16-token original context, the softmax
+    # scale times mscale(4, 0.707)^2
+    "deepseek-mla-yarn": dict(arch="DeepseekV3ForCausalLM", model_type="deepseek_v3", dtype="float32",
+                              hidden=48, layers=2, heads=3, kv_heads=3, inter=80, vocab=257,
+                              theta=10000.0, eps=1e-6, tied=False,
+                              mla=dict(q_lora_rank=24, kv_lora_rank=32, qk_nope_head_dim=8, qk_rope_head_dim=32,
+                                       v_head_dim=8, rope_interleave=True,
+                                       rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=16,
+                                                         beta_fast=32, beta_slow=1, mscale=0.707,
+                                                         mscale_all_dim=0.707))),
 }
 
 
@@ -57,6 +81,10 @@ def config_json(c):
     }
     if "head_dim" in c:
         cfg["head_dim"] = c["head_dim"]
+    if "mla" in c:
+        cfg.update(c["mla"], first_k_dense_replace=c["layers"], n_routed_experts=4, num_experts_per_tok=2,
+                   n_group=1, topk_group=1, moe_intermediate_size=32)
+        return cfg
     if c["model_type"] != "llama":
         cfg["use_sliding_window"] = False
     return cfg
@@ -77,16 +105,10 @@ def draw_weights(c, rng):
     for l in range(c["layers"]):
         p = f"model.layers.{l}."
         w[p + "input_layernorm.weight"] = norm(H)
-        w[p + "self_attn.q_proj.weight"] = mat(nq, H, 1.5)
-        w[p + "self_attn.k_proj.weight"] = mat(nkv, H, 1.5)
-        w[p + "self_attn.v_proj.weight"] = mat(nkv, H)
-        w[p + "self_attn.o_proj.weight"] = mat(H, nq, 2.0)
-        if c["model_type"] == "qwen2":
-            for n, size in (("q", nq), ("k", nkv), ("v", nkv)):
-                w[p + f"self_attn.{n}_proj.bias"] = 0.5 * rng.standard_normal(size)
-        if c["model_type"] == "qwen3":
-            w[p + "self_attn.q_norm.weight"] = norm(d)
-            w[p + "self_attn.k_norm.weight"] = norm(d)
+        if "mla" in c:
+            w.update(mla_weights(c, p, mat, norm))
+        else:
+            w.update(attention_weights(c, p, rng, mat, norm, nq, nkv, d))
         w[p + "post_attention_layernorm.weight"] = norm(H)
         w[p + "mlp.gate_proj.weight"] = mat(I, H)
         w[p + "mlp.up_proj.weight"] = mat(I, H)
@@ -94,6 +116,39 @@ def draw_weights(c, rng):
     w["model.norm.weight"] = norm(H)
     if not c["tied"]:
         w["lm_head.weight"] = rng.standard_normal((V, H)) * 0.6
+    return w
+
+
+def mla_weights(c, p, mat, norm):
+    m, H, heads = c["mla"], c["hidden"], c["heads"]
+    r, qr, dn, dr, dv = (m["kv_lora_rank"], m["q_lora_rank"], m["qk_nope_head_dim"], m["qk_rope_head_dim"],
+                         m["v_head_dim"])
+    a, w = p + "self_attn.", {}
+    if qr:
+        w[a + "q_a_proj.weight"] = mat(qr, H)
+        w[a + "q_a_layernorm.weight"] = norm(qr)
+        w[a + "q_b_proj.weight"] = mat(heads * (dn + dr), qr, 1.5)
+    else:
+        w[a + "q_proj.weight"] = mat(heads * (dn + dr), H, 1.5)
+    w[a + "kv_a_proj_with_mqa.weight"] = mat(r + dr, H, 1.5)
+    w[a + "kv_a_layernorm.weight"] = norm(r)
+    w[a + "kv_b_proj.weight"] = mat(heads * (dn + dv), r, 1.5)
+    w[a + "o_proj.weight"] = mat(H, heads * dv, 2.0)
+    return w
+
+
+def attention_weights(c, p, rng, mat, norm, nq, nkv, d):
+    H, w = c["hidden"], {}
+    w[p + "self_attn.q_proj.weight"] = mat(nq, H, 1.5)
+    w[p + "self_attn.k_proj.weight"] = mat(nkv, H, 1.5)
+    w[p + "self_attn.v_proj.weight"] = mat(nkv, H)
+    w[p + "self_attn.o_proj.weight"] = mat(H, nq, 2.0)
+    if c["model_type"] == "qwen2":
+        for n, size in (("q", nq), ("k", nkv), ("v", nkv)):
+            w[p + f"self_attn.{n}_proj.bias"] = 0.5 * rng.standard_normal(size)
+    if c["model_type"] == "qwen3":
+        w[p + "self_attn.q_norm.weight"] = norm(d)
+        w[p + "self_attn.k_norm.weight"] = norm(d)
     return w
 
 

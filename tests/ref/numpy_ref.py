@@ -21,6 +21,7 @@ ARCHS = {
     "LlamaForCausalLM": dict(qkv_bias=False, qk_norm=False),
     "Qwen2ForCausalLM": dict(qkv_bias=True, qk_norm=False),
     "Qwen3ForCausalLM": dict(qkv_bias=False, qk_norm=True),
+    "DeepseekV3ForCausalLM": dict(qkv_bias=False, qk_norm=False, mla=True),
 }
 
 
@@ -64,9 +65,40 @@ class Model:
         self.max_pos = c["max_position_embeddings"]
         self.qkv_bias = arch["qkv_bias"]
         self.qk_norm = arch["qk_norm"]
+        self.mla = arch.get("mla", False)
+        if self.mla:  # DeepSeek-V2/V3 multi-head latent attention; dense MLPs only here
+            assert c.get("first_k_dense_replace", 3) >= self.n_layers, "MoE layers are not in this reference"
+            self.q_lora = c.get("q_lora_rank")
+            self.rank, self.nope = c["kv_lora_rank"], c["qk_nope_head_dim"]
+            self.rope_dim, self.v_dim = c["qk_rope_head_dim"], c["v_head_dim"]
+            self.head_dim = self.rope_dim  # the rotary dims
+            self.interleave = c.get("rope_interleave", True)
+            self.theta = c.get("rope_theta", c.get("rope_parameters", {}).get("rope_theta", 10000.0))
+            self.yarn = c.get("rope_scaling") or {}
+            self.softmax_scale = 1 / np.sqrt(self.nope + self.rope_dim)
+            if self.yarn.get("type") == "yarn" and self.yarn.get("mscale_all_dim"):
+                self.softmax_scale *= self.mscale(self.yarn["factor"], self.yarn["mscale_all_dim"]) ** 2
         self.w = load_weights(model_dir)
         tied = c.get("tie_word_embeddings", False)
         self.lm_head = self.w["model.embed_tokens.weight" if tied else "lm_head.weight"]
+
+    @staticmethod
+    def mscale(s, m):
+        return 0.1 * m * np.log(s) + 1.0 if s > 1 else 1.0
+
+    def inv_freq(self, d):
+        """theta^(-2i/d); with YaRN (Peng et al. 2023, as DeepSeek-V2/V3 use it) each pair blends that
+        frequency (extrapolated) with it over `factor` (interpolated), by a ramp over the dimensions that
+        turn between beta_fast and beta_slow times in the original context."""
+        plain = self.theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+        y = getattr(self, "yarn", {})
+        if y.get("type") != "yarn":
+            return plain
+        orig, base = y["original_max_position_embeddings"], self.theta
+        dim_of = lambda rot: d * np.log(orig / (rot * 2 * np.pi)) / (2 * np.log(base))
+        lo, hi = max(np.floor(dim_of(y.get("beta_fast", 32))), 0), min(np.ceil(dim_of(y.get("beta_slow", 1))), d - 1)
+        ramp = np.clip((np.arange(d // 2) - lo) / (hi - lo if hi > lo else 0.001), 0, 1)
+        return plain / y["factor"] * ramp + plain * (1 - ramp)
 
     def rmsnorm(self, x, weight):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight
@@ -74,13 +106,50 @@ class Model:
     def rope(self, x, pos):
         """x: [T, heads, d]. HF layout: rotate the first half against the second half."""
         d = self.head_dim
-        inv_freq = self.theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-        angle = np.outer(pos, inv_freq)
+        angle = np.outer(pos, self.inv_freq(d))
         angle = np.concatenate([angle, angle], axis=-1)[:, None, :]
         rotate_half = np.concatenate([-x[..., d // 2:], x[..., : d // 2]], axis=-1)
         return x * np.cos(angle) + rotate_half * np.sin(angle)
 
+    def rope_pairs(self, x, pos):
+        """DeepSeek's interleaved layout: pairs (x0, x1), (x2, x3), ... each rotated by one frequency."""
+        d = x.shape[-1]
+        angle = np.outer(pos, self.inv_freq(d))[:, None, :]
+        even, odd = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
+        out[..., 1::2] = odd * np.cos(angle) + even * np.sin(angle)
+        return out
+
+    def mla_attention(self, h, p):
+        """MLA as the DeepSeek-V2 paper writes it, every head's K and V expanded from the latent."""
+        T, H, w = h.shape[0], self.n_heads, self.w
+        a = p + "self_attn."
+        if self.q_lora:
+            q = self.rmsnorm(h @ w[a + "q_a_proj.weight"].T, w[a + "q_a_layernorm.weight"]) @ w[a + "q_b_proj.weight"].T
+        else:
+            q = h @ w[a + "q_proj.weight"].T
+        q = q.reshape(T, H, self.nope + self.rope_dim)
+        ckv = h @ w[a + "kv_a_proj_with_mqa.weight"].T
+        c, k_pe = self.rmsnorm(ckv[:, :self.rank], w[a + "kv_a_layernorm.weight"]), ckv[:, None, self.rank:]
+        kv = (c @ w[a + "kv_b_proj.weight"].T).reshape(T, H, self.nope + self.v_dim)
+        k_nope, v = kv[..., :self.nope], kv[..., self.nope:]
+        pos = np.arange(T)
+        rot = self.rope_pairs if self.interleave else self.rope
+        q_pe, k_pe = rot(q[..., self.nope:], pos), rot(k_pe, pos)
+        k = np.concatenate([k_nope, np.broadcast_to(k_pe, (T, H, self.rope_dim))], axis=-1)
+        q = np.concatenate([q[..., :self.nope], q_pe], axis=-1)
+        causal = np.triu(np.full((T, T), -np.inf), k=1)
+        out = np.empty((T, H, self.v_dim))
+        for hd in range(H):
+            scores = q[:, hd] @ k[:, hd].T * self.softmax_scale + causal
+            att = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            out[:, hd] = att / att.sum(axis=-1, keepdims=True) @ v[:, hd]
+        return out.reshape(T, -1) @ w[a + "o_proj.weight"].T
+
     def attention(self, h, p):
+        if self.mla:
+            return self.mla_attention(h, p)
         T, d = h.shape[0], self.head_dim
         w = self.w
         q, k, v = (h @ w[p + f"self_attn.{n}_proj.weight"].T for n in "qkv")

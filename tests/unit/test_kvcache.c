@@ -12,7 +12,7 @@ static void slots_and_blocks(void **state) {
     (void)state;
     kv_cache c;
     block_manager bm;
-    assert_int_equal(kv_init(&c, 2, 8, 16, 10, 0), 0);
+    assert_int_equal(kv_init(&c, 2, 8, 2, 16, 10, 0), 0);
     assert_int_equal(blocks_init(&bm, 10, 16, 0), 0);
     assert_int_equal(kv_token_bytes(c.n_layers, c.kv_dim), 2 * 4 * 2 * 8);
     kv_seq a = { 0 }, b = { 0 };
