@@ -6,6 +6,7 @@
 #include "labs/lab.h"
 #include "stack/stack.h"
 #include "layers/common/file.h"
+#include "layers/runtime/runtime.h"
 #include "trace/trace.h"
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,13 @@ static double num(const cJSON *o, const char *k) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
+/* A parallel degree: 1 when absent, else a whole 1 to 64 (0: not one). */
+static int degree(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) return 1;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    return d >= 1 && d <= 64 && d == floor(d) ? (int)d : 0;
+}
 
 int validate_load(const char *path, validate_table *t) {
     char err[512];
@@ -48,8 +56,12 @@ int validate_load(const char *path, validate_table *t) {
                              .engine = str(o, "engine"), .source = str(cJSON_GetObjectItemCaseSensitive(o, "source"), "url"),
                              .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
+                             .tp = degree(o, "tp"), .pp = degree(o, "pp"), .ep = degree(o, "ep"), .dp = degree(o, "dp"),
+                             .per_gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu")),
                              .first_token_ms = ms, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
                              .loso = NAN };
+        r->unmodeled = r->pp > 1 ? "pp" : r->ep > 1 ? "ep" : r->dp > 1 ? "dp" : NULL;
+        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu");
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
                         : !r->source ? "source.url: the address the figure was copied from (its source)"
                         : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
@@ -64,7 +76,10 @@ int validate_load(const char *path, validate_table *t) {
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
                         : !isnan(ms) && (strcmp(r->phase, "prefill") || !isnan(r->measured) || !(ms > 0))
                           ? "measured_first_token_ms: a prefill row's published latency (ms > 0), instead of measured_tokens_per_s"
-                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number"
+                        : !r->tp || !r->pp || !r->ep || !r->dp ? "tp, pp, ep and dp (the GPUs it ran on): whole numbers 1 to 64"
+                        : pg && !cJSON_IsBool(pg) ? "measured_per_gpu: true or false"
+                        : r->per_gpu && !isnan(ms) ? "measured_per_gpu: a first-token latency is not per GPU" : NULL;
         if (!bad && !isnan(ms)) r->measured = p / (ms * 1e-3);   /* a latency published: the prompt's tokens over it */
         if (bad) {
             stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
@@ -84,16 +99,18 @@ void validate_free(validate_table *t) {
 
 /* A wave's modeled device time, split as validate_row's (waves per class,
  * copies, launches). */
-typedef struct { double class_s[SIM_CLASSES], copy_s, launch_s; } wave_split;
+typedef struct { double class_s[SIM_CLASSES], copy_s, collective_s, launch_s; } wave_split;
 
 /* The modeled device time of a wave of B sequences, each P prompt ids and
- * tok tokens (a session of its own): its prefill steps (decode 0) or its
- * step in which all B decode (decode 1). */
+ * tok tokens (a session of its own, over the row's tp GPUs): its prefill
+ * steps (decode 0) or its step in which all B decode (decode 1). */
 static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, wave_split *w) {
     int64_t first;
     lab_query q;
     L->analytic_kv = r->kv_dtype;   /* the engine's KV cache, as the row ran it: what a step reads */
+    rt_gpus(r->tp);
     int rc = lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first);
+    rt_gpus(1);
     L->analytic_kv = NULL;
     if (rc) return -1;
     lab_args a = { .first = first, .last = first + r->batch - 1, .batch = decode ? r->batch : 0 };
@@ -102,6 +119,7 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
     double lat = L->gpu.launch_latency_s, n = lab_col(&q, "copy_n"), steps = lab_col(&q, "steps");
     char col[40];
     w->copy_s = lab_col(&q, "copy_s") - n * lat;
+    w->collective_s = lab_col(&q, "collective_s");
     w->launch_s = n * lat;
     for (int c = 0; c < SIM_CLASSES; c++) {
         snprintf(col, sizeof col, "%s_n", SIM_CLASS_NAME[c]);
@@ -130,16 +148,17 @@ static int run_row(lab *L, validate_row *r) {
     r->int8_over_fp16 = L->gpu.peak.int8 / L->gpu.peak.fp16;
     r->fp32_over_fp16 = L->gpu.peak.fp32 / L->gpu.peak.fp16;
     r->copy_s = p.copy_s + steps * d.copy_s;
+    r->collective_s = p.collective_s + steps * d.collective_s;
     r->launch_s = p.launch_s + steps * d.launch_s;
     r->waves_s = r->copy_s;
     for (int c = 0; c < SIM_CLASSES; c++) {
         r->class_s[c] = p.class_s[c] + steps * d.class_s[c];
         r->waves_s += r->class_s[c];
     }
-    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s);
-    /* e: the waves over what the measured time leaves them after the launches */
-    double measured_s = validate_tokens(r) / r->measured;
-    if (measured_s > r->launch_s) r->efficiency = r->waves_s / (measured_s - r->launch_s);
+    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s);
+    /* e: the waves over what the measured time leaves them after the launches and collectives */
+    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s;
+    if (rest > 0) r->efficiency = r->waves_s / rest;
     return 0;
 }
 
@@ -164,6 +183,7 @@ int validate_run(validate_table *t, const char *only, const char *out, int full)
         validate_row *r = &t->row[i];
         if (only && strcmp(only, r->id)) continue;
         ran++;
+        if (r->unmodeled) continue;   /* kept in the table, run once its model is in */
         if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
     }
     sim_summarize(0);
