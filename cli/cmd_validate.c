@@ -109,6 +109,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddStringToObject(o, "kv_dtype", r->kv_dtype);
         cJSON_AddStringToObject(o, "phase", r->phase);
         cJSON_AddNumberToObject(o, "batch", r->batch);
+        if (r->concurrency) cJSON_AddNumberToObject(o, "concurrency", r->concurrency);
         cJSON_AddNumberToObject(o, "prompt_len", r->prompt_len);
         cJSON_AddNumberToObject(o, "gen_len", r->gen_len);
         cJSON_AddNumberToObject(o, "tp", r->tp);

@@ -48,13 +48,16 @@ int validate_load(const char *path, validate_table *t) {
     if (!t->row) { validate_free(t); return stack_fail("out of memory"); }
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
-        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len"), ms = num(o, "measured_first_token_ms");
+        /* a served run at concurrency C (C requests in flight, each replaced as it ends) is
+         * run as a batch of C: the same prefills and the same decode steps of C, in one wave */
+        double c = num(o, "concurrency"), b = isnan(c) ? num(o, "batch") : c, p = num(o, "prompt_len"), g = num(o, "gen_len"),
+               ms = num(o, "measured_first_token_ms");
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
                              .dtype = str(o, "dtype"), .kv_dtype = str(o, "kv_dtype"), .phase = str(o, "phase"),
                              .engine = str(o, "engine"), .source = str(cJSON_GetObjectItemCaseSensitive(o, "source"), "url"),
-                             .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
+                             .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g, .concurrency = isnan(c) ? 0 : (int)b,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
                              .tp = degree(o, "tp"), .pp = degree(o, "pp"), .ep = degree(o, "ep"), .dp = degree(o, "dp"),
                              .per_gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu")),
@@ -69,7 +72,9 @@ int validate_load(const char *path, validate_table *t) {
                                            strcmp(r->kv_dtype, "fp32")) ? "kv_dtype (the engine's KV cache): fp16, bf16, fp8 or fp32"
                         : !r->phase || (strcmp(r->phase, "prefill") && strcmp(r->phase, "decode") && strcmp(r->phase, "e2e"))
                           ? "phase: prefill, decode or e2e"
-                        : !whole ? "batch 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
+                        : !isnan(c) && cJSON_GetObjectItemCaseSensitive(o, "batch") ? "batch or concurrency (a served run's), not both"
+                        : !isnan(c) && strcmp(r->phase, "e2e") ? "concurrency: an e2e row's (a served run of prompt_len in, gen_len out)"
+                        : !whole ? "batch (or concurrency) 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
                         : b + p + g / 2 > STEP_TOKENS ? "batch + prompt_len + gen_len / 2 past a step's budget of 8192 tokens"
                         : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
                         : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"

@@ -37,6 +37,7 @@ typedef struct {
     const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine, *source;   /* into the table's JSON (source: its url) */
     int batch, prompt_len, gen_len, calibrate;
     int tp, pp, ep, dp;           /* the GPUs it ran on: tensor, pipeline, expert and data parallel (1: none) */
+    int concurrency;              /* a served run's stated concurrency C, run as a batch of C (0: a batch as stated) */
     int per_gpu;                  /* the figure is per GPU (TensorRT-LLM's "out tok/s/GPU"): tokens / GPUs */
     const char *unmodeled;        /* "pp", "ep" or "dp": what hipath does not model yet (NULL: it runs) */
     double measured;              /* tokens/s, published (or prompt_len over a published first-token latency) */
