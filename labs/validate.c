@@ -141,6 +141,14 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
  * middle of the generation (context P + G/2, what a mean over its steps
  * sees): a prompt of that many ids, then one step. E2e: the prefill gives
  * the first token, gen_len - 1 steps the rest. */
+/* Its modeled figures from its split: tokens over the modeled time, and e. */
+static void finish_row(validate_row *r) {
+    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s);
+    /* e: the waves over what the measured time leaves them after the launches and collectives */
+    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s;
+    if (rest > 0) r->efficiency = r->waves_s / rest;
+}
+
 static int run_row(lab *L, validate_row *r) {
     char device[64];
     wave_split p = { 0 }, d = { 0 };
@@ -160,11 +168,24 @@ static int run_row(lab *L, validate_row *r) {
         r->class_s[c] = p.class_s[c] + steps * d.class_s[c];
         r->waves_s += r->class_s[c];
     }
-    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s);
-    /* e: the waves over what the measured time leaves them after the launches and collectives */
-    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s;
-    if (rest > 0) r->efficiency = r->waves_s / rest;
+    finish_row(r);
     return 0;
+}
+
+/* Rows a and b run the same waves: the same GPUs, model, formats and shape
+ * (the engine, source and figure do not enter the model). */
+static int same_shape(const validate_row *a, const validate_row *b) {
+    return !strcmp(a->gpu, b->gpu) && !strcmp(a->config, b->config) && !strcmp(a->dtype, b->dtype) &&
+           !strcmp(a->kv_dtype, b->kv_dtype) && !strcmp(a->phase, b->phase) && a->batch == b->batch &&
+           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len && a->tp == b->tp;
+}
+
+/* An earlier row of r's shape that ran, whose modeled split r takes (the
+ * model is deterministic: a row alone gives its figures in a whole run). */
+static const validate_row *modeled_before(const validate_table *t, const validate_row *r) {
+    for (const validate_row *q = t->row; q < r; q++)
+        if (!q->unmodeled && !q->why[0] && !isnan(q->modeled) && same_shape(q, r)) return q;
+    return NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -189,7 +210,14 @@ int validate_run(validate_table *t, const char *only, const char *out, int full)
         if (only && strcmp(only, r->id)) continue;
         ran++;
         if (r->unmodeled) continue;   /* kept in the table, run once its model is in */
-        if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
+        const validate_row *q = modeled_before(t, r);
+        if (q) {   /* its split, then its own figures */
+            memcpy(r->class_s, q->class_s, sizeof r->class_s);
+            r->copy_s = q->copy_s, r->collective_s = q->collective_s, r->launch_s = q->launch_s, r->waves_s = q->waves_s;
+            r->int8_over_fp16 = q->int8_over_fp16, r->fp32_over_fp16 = q->fp32_over_fp16;
+            finish_row(r);
+        } else if (run_row(&L, r))
+            snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
     }
     sim_summarize(0);
     trace_mute(0);

@@ -21,7 +21,7 @@ HIPATH=${HIPATH:-build/hipath}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/check_validate.XXXXXX") || exit 1
 trap 'rm -rf "$OUT"' EXIT
 "$HIPATH" validate --json --out "$OUT/all" > "$OUT/all.json" 2> "$OUT/all.err" || { echo "FAIL: validate exit $?: $(tail -n 3 "$OUT/all.err")"; exit 1; }
-for id in rtx4090-l2-7b-q4_0-tg128 w7900-l2-7b-q4_0-pp3968 a100-llama-2-7b-fp16-trt090-b32-2048-128 h100-llama-2-70b-fp8-trt090-tp8-ttft-2048; do
+for id in rtx4090-l2-7b-q4_0-tg128 w7900-l2-7b-q4_0-pp3968 a100-llama-2-7b-fp16-trt090-b32-2048-128 h100-llama-2-70b-fp8-trt080-tp8-ttft-2048; do
   "$HIPATH" validate --json --only $id --out "$OUT/one" > "$OUT/$id.json" 2>> "$OUT/one.err" || { echo "FAIL: validate --only $id: exit $?"; exit 1; }
   "$HIPATH" validate --json --full-trace --only $id --out "$OUT/full" > "$OUT/$id.full.json" 2>> "$OUT/one.err" || { echo "FAIL: validate --full-trace --only $id: exit $?"; exit 1; }
 done
@@ -95,15 +95,16 @@ for r in ran:
     check(step >= b["decode"]["t_lower_s"] * 0.999, f"{r['id']}: a modeled decode step {step * 1e3:.3f} ms, the calculator's bound "
           f"{b['decode']['t_lower_s'] * 1e3:.3f} ms")
 
-# The same row alone gives the same figures: nothing in them is host time.
-for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt090-tp8-ttft-2048"):
+# The same row alone gives the same figures: nothing in them is host time
+# (the last row is of a shape run before it: the whole run takes its split).
+for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt080-tp8-ttft-2048"):
     one = next(r for r in json.load(open(f"{out}/{f}.json"))["rows"] if r["id"] == f)
     keys = ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s", "modeled_collective_s", "efficiency")
     check(all(one[k] == by[f][k] for k in keys), f"{f}: alone as in the whole run: " + ", ".join(f"{k} {one[k]}" for k in keys[:1]))
 
 # The summary trace (one slice per step and kernel class) against the full one
 # (every kernel a slice): the same modeled figures, from far fewer slices.
-for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt090-tp8-ttft-2048"):
+for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt080-tp8-ttft-2048"):
     one = next(r for r in json.load(open(f"{out}/{f}.json"))["rows"] if r["id"] == f)
     full = next(r for r in json.load(open(f"{out}/{f}.full.json"))["rows"] if r["id"] == f)
     worst = max(abs(one[k] / full[k] - 1) if full[k] else abs(one[k]) for k in ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s", "modeled_collective_s"))
