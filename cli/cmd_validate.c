@@ -181,12 +181,12 @@ static void print_json(const validate_table *t, const char **g, int ng) {
 }
 
 static void print_table(const validate_table *t, const char **g, int ng, const char *only) {
-    printf("%-44s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P",
+    printf("%-53s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P",
            "G", "measured", "modeled", "ratio", "eff", "calibrated", "ratio", "loso");
     for (int i = 0; i < t->n; i++) {
         const validate_row *r = &t->row[i];
-        if (r->why[0]) { printf("%-44s %s\n", r->id, r->why); continue; }
-        if (r->unmodeled && (!only || !strcmp(only, r->id))) { printf("%-44s not modeled yet (%s)\n", r->id, r->unmodeled); continue; }
+        if (r->why[0]) { printf("%-53s %s\n", r->id, r->why); continue; }
+        if (r->unmodeled && (!only || !strcmp(only, r->id))) { printf("%-53s not modeled yet (%s)\n", r->id, r->unmodeled); continue; }
         if (isnan(r->modeled)) continue;   /* not asked for (--only) */
         char cal[16] = "-", cr[16] = "-", ef[16] = "-", lo[16] = "-";
         if (!isnan(r->efficiency)) snprintf(ef, sizeof ef, "%.2f", r->efficiency);
@@ -195,7 +195,7 @@ static void print_table(const validate_table *t, const char **g, int ng, const c
             snprintf(cr, sizeof cr, "%.2f", r->calibrated / r->measured);
         }
         if (!isnan(r->loso)) snprintf(lo, sizeof lo, "%.2f", r->loso / r->measured);
-        printf("%-44s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s %7s%s\n", r->id, r->dtype, r->phase, r->batch,
+        printf("%-53s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s %7s%s\n", r->id, r->dtype, r->phase, r->batch,
                r->prompt_len, r->gen_len, r->measured, r->modeled, r->modeled / r->measured, ef, cal, cr, lo,
                r->calibrate ? "  (calibrates)" : "");
     }
