@@ -26,7 +26,10 @@ static const char USAGE[] =
     "engine family, and a fixed host time per request, fitted to the rows marked\n"
     "calibrate by least squares on log time, applied to the others (held out).\n"
     "Leave-one-source-out (loso): the same fit without each source's rows, predicting\n"
-    "them. Every figure is modeled or copied from the\n"
+    "them. A row's tp, pp, ep, dp: the GPUs it ran on; tp runs on analytic:GPU x tp\n"
+    "(its all-reduces modeled on the profile's links, not fitted), a row with pp, ep\n"
+    "or dp above 1 is listed as not modeled yet, in no fit and no error figure.\n"
+    "Every figure is modeled or copied from the\n"
     "table: the same on any machine. docs/devices.md.\n";
 
 #define PHASES 3
@@ -106,8 +109,14 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddStringToObject(o, "kv_dtype", r->kv_dtype);
         cJSON_AddStringToObject(o, "phase", r->phase);
         cJSON_AddNumberToObject(o, "batch", r->batch);
+        if (r->concurrency) cJSON_AddNumberToObject(o, "concurrency", r->concurrency);
         cJSON_AddNumberToObject(o, "prompt_len", r->prompt_len);
         cJSON_AddNumberToObject(o, "gen_len", r->gen_len);
+        cJSON_AddNumberToObject(o, "tp", r->tp);
+        cJSON_AddNumberToObject(o, "pp", r->pp);
+        cJSON_AddNumberToObject(o, "ep", r->ep);
+        cJSON_AddNumberToObject(o, "dp", r->dp);
+        cJSON_AddBoolToObject(o, "measured_per_gpu", r->per_gpu);
         cJSON_AddStringToObject(o, "role", r->calibrate ? "calibrate" : "held_out");
         add(o, "measured_tokens_per_s", r->measured);
         if (!isnan(r->first_token_ms)) cJSON_AddNumberToObject(o, "measured_first_token_ms", r->first_token_ms);
@@ -115,6 +124,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         add(o, "ratio", r->modeled / r->measured);
         add(o, "modeled_waves_s", r->waves_s);
         add(o, "modeled_launch_s", r->launch_s);
+        add(o, "modeled_collective_s", r->collective_s);
         add(o, "efficiency", r->efficiency);
         add(o, "calibrated_tokens_per_s", r->calibrated);
         add(o, "calibrated_ratio", r->calibrated / r->measured);
@@ -126,6 +136,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         for (int c = 0; c < SIM_CLASSES; c++) add(cl, SIM_CLASS_NAME[c], r->class_s[c]);
         add(cl, "copy", r->copy_s);
         if (r->why[0]) cJSON_AddStringToObject(o, "not_run", r->why);
+        if (r->unmodeled) cJSON_AddStringToObject(o, "not_modeled_yet", r->unmodeled);
         cJSON_AddItemToArray(rows, o);
     }
     for (int k = 0; k < ng; k++)
@@ -169,12 +180,13 @@ static void print_json(const validate_table *t, const char **g, int ng) {
     cJSON_Delete(j);
 }
 
-static void print_table(const validate_table *t, const char **g, int ng) {
-    printf("%-44s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P",
+static void print_table(const validate_table *t, const char **g, int ng, const char *only) {
+    printf("%-53s %-6s %-7s %5s %5s %5s %10s %10s %7s %6s %10s %7s %7s\n", "row (modeled on analytic:GPU)", "dtype", "phase", "B", "P",
            "G", "measured", "modeled", "ratio", "eff", "calibrated", "ratio", "loso");
     for (int i = 0; i < t->n; i++) {
         const validate_row *r = &t->row[i];
-        if (r->why[0]) { printf("%-44s %s\n", r->id, r->why); continue; }
+        if (r->why[0]) { printf("%-53s %s\n", r->id, r->why); continue; }
+        if (r->unmodeled && (!only || !strcmp(only, r->id))) { printf("%-53s not modeled yet (%s)\n", r->id, r->unmodeled); continue; }
         if (isnan(r->modeled)) continue;   /* not asked for (--only) */
         char cal[16] = "-", cr[16] = "-", ef[16] = "-", lo[16] = "-";
         if (!isnan(r->efficiency)) snprintf(ef, sizeof ef, "%.2f", r->efficiency);
@@ -183,7 +195,7 @@ static void print_table(const validate_table *t, const char **g, int ng) {
             snprintf(cr, sizeof cr, "%.2f", r->calibrated / r->measured);
         }
         if (!isnan(r->loso)) snprintf(lo, sizeof lo, "%.2f", r->loso / r->measured);
-        printf("%-44s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s %7s%s\n", r->id, r->dtype, r->phase, r->batch,
+        printf("%-53s %-6s %-7s %5d %5d %5d %10.4g %10.4g %7.2f %6s %10s %7s %7s%s\n", r->id, r->dtype, r->phase, r->batch,
                r->prompt_len, r->gen_len, r->measured, r->modeled, r->modeled / r->measured, ef, cal, cr, lo,
                r->calibrate ? "  (calibrates)" : "");
     }
@@ -246,7 +258,7 @@ int cmd_validate(int argc, char **argv) {
     const char **g = calloc(t.n, sizeof *g);
     if (!g) { validate_free(&t); return stack_fail("out of memory"); }
     int ng = gpus(&t, g);
-    if (json) print_json(&t, g, ng); else print_table(&t, g, ng);
+    if (json) print_json(&t, g, ng); else print_table(&t, g, ng, only);
     int failed = 0;
     for (int i = 0; i < t.n; i++) failed |= t.row[i].why[0] != 0;
     free(g);

@@ -6,6 +6,7 @@
 #include "labs/lab.h"
 #include "stack/stack.h"
 #include "layers/common/file.h"
+#include "layers/runtime/runtime.h"
 #include "trace/trace.h"
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,13 @@ static double num(const cJSON *o, const char *k) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
+/* A parallel degree: 1 when absent, else a whole 1 to 64 (0: not one). */
+static int degree(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) return 1;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    return d >= 1 && d <= 64 && d == floor(d) ? (int)d : 0;
+}
 
 int validate_load(const char *path, validate_table *t) {
     char err[512];
@@ -40,16 +48,23 @@ int validate_load(const char *path, validate_table *t) {
     if (!t->row) { validate_free(t); return stack_fail("out of memory"); }
     cJSON_ArrayForEach(o, rows) {
         validate_row *r = &t->row[t->n];
-        double b = num(o, "batch"), p = num(o, "prompt_len"), g = num(o, "gen_len"), ms = num(o, "measured_first_token_ms");
+        /* a served run at concurrency C (C requests in flight, each replaced as it ends) is
+         * run as a batch of C: the same prefills and the same decode steps of C, in one wave */
+        double c = num(o, "concurrency"), b = isnan(c) ? num(o, "batch") : c, p = num(o, "prompt_len"), g = num(o, "gen_len"),
+               ms = num(o, "measured_first_token_ms");
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
                              .dtype = str(o, "dtype"), .kv_dtype = str(o, "kv_dtype"), .phase = str(o, "phase"),
                              .engine = str(o, "engine"), .source = str(cJSON_GetObjectItemCaseSensitive(o, "source"), "url"),
-                             .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g,
+                             .batch = (int)b, .prompt_len = (int)p, .gen_len = (int)g, .concurrency = isnan(c) ? 0 : (int)b,
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
+                             .tp = degree(o, "tp"), .pp = degree(o, "pp"), .ep = degree(o, "ep"), .dp = degree(o, "dp"),
+                             .per_gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu")),
                              .first_token_ms = ms, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
                              .loso = NAN };
+        r->unmodeled = r->pp > 1 ? "pp" : r->ep > 1 ? "ep" : r->dp > 1 ? "dp" : NULL;
+        const cJSON *pg = cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu");
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
                         : !r->source ? "source.url: the address the figure was copied from (its source)"
                         : !r->dtype || !analytic_dtype(r->dtype) ? "dtype: fp16, bf16, fp8, int8, q8_0, q4_0 or q4_1"
@@ -57,14 +72,19 @@ int validate_load(const char *path, validate_table *t) {
                                            strcmp(r->kv_dtype, "fp32")) ? "kv_dtype (the engine's KV cache): fp16, bf16, fp8 or fp32"
                         : !r->phase || (strcmp(r->phase, "prefill") && strcmp(r->phase, "decode") && strcmp(r->phase, "e2e"))
                           ? "phase: prefill, decode or e2e"
-                        : !whole ? "batch 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
+                        : !isnan(c) && cJSON_GetObjectItemCaseSensitive(o, "batch") ? "batch or concurrency (a served run's), not both"
+                        : !isnan(c) && strcmp(r->phase, "e2e") ? "concurrency: an e2e row's (a served run of prompt_len in, gen_len out)"
+                        : !whole ? "batch (or concurrency) 1 to 4096, prompt_len 0 to 8192 and gen_len 0 to 2^20: whole numbers"
                         : b + p + g / 2 > STEP_TOKENS ? "batch + prompt_len + gen_len / 2 past a step's budget of 8192 tokens"
                         : !strcmp(r->phase, "prefill") && (p < 1 || b != 1) ? "a prefill row is one prompt (batch 1) of prompt_len >= 1"
                         : strcmp(r->phase, "prefill") && g < 1 ? "a decode or e2e row generates (gen_len >= 1)"
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
                         : !isnan(ms) && (strcmp(r->phase, "prefill") || !isnan(r->measured) || !(ms > 0))
                           ? "measured_first_token_ms: a prefill row's published latency (ms > 0), instead of measured_tokens_per_s"
-                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number" : NULL;
+                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number"
+                        : !r->tp || !r->pp || !r->ep || !r->dp ? "tp, pp, ep and dp (the GPUs it ran on): whole numbers 1 to 64"
+                        : pg && !cJSON_IsBool(pg) ? "measured_per_gpu: true or false"
+                        : r->per_gpu && !isnan(ms) ? "measured_per_gpu: a first-token latency is not per GPU" : NULL;
         if (!bad && !isnan(ms)) r->measured = p / (ms * 1e-3);   /* a latency published: the prompt's tokens over it */
         if (bad) {
             stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
@@ -84,16 +104,18 @@ void validate_free(validate_table *t) {
 
 /* A wave's modeled device time, split as validate_row's (waves per class,
  * copies, launches). */
-typedef struct { double class_s[SIM_CLASSES], copy_s, launch_s; } wave_split;
+typedef struct { double class_s[SIM_CLASSES], copy_s, collective_s, launch_s; } wave_split;
 
 /* The modeled device time of a wave of B sequences, each P prompt ids and
- * tok tokens (a session of its own): its prefill steps (decode 0) or its
- * step in which all B decode (decode 1). */
+ * tok tokens (a session of its own, over the row's tp GPUs): its prefill
+ * steps (decode 0) or its step in which all B decode (decode 1). */
 static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, wave_split *w) {
     int64_t first;
     lab_query q;
     L->analytic_kv = r->kv_dtype;   /* the engine's KV cache, as the row ran it: what a step reads */
+    rt_gpus(r->tp);
     int rc = lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first);
+    rt_gpus(1);
     L->analytic_kv = NULL;
     if (rc) return -1;
     lab_args a = { .first = first, .last = first + r->batch - 1, .batch = decode ? r->batch : 0 };
@@ -102,6 +124,7 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
     double lat = L->gpu.launch_latency_s, n = lab_col(&q, "copy_n"), steps = lab_col(&q, "steps");
     char col[40];
     w->copy_s = lab_col(&q, "copy_s") - n * lat;
+    w->collective_s = lab_col(&q, "collective_s");
     w->launch_s = n * lat;
     for (int c = 0; c < SIM_CLASSES; c++) {
         snprintf(col, sizeof col, "%s_n", SIM_CLASS_NAME[c]);
@@ -118,6 +141,14 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
  * middle of the generation (context P + G/2, what a mean over its steps
  * sees): a prompt of that many ids, then one step. E2e: the prefill gives
  * the first token, gen_len - 1 steps the rest. */
+/* Its modeled figures from its split: tokens over the modeled time, and e. */
+static void finish_row(validate_row *r) {
+    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s);
+    /* e: the waves over what the measured time leaves them after the launches and collectives */
+    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s;
+    if (rest > 0) r->efficiency = r->waves_s / rest;
+}
+
 static int run_row(lab *L, validate_row *r) {
     char device[64];
     wave_split p = { 0 }, d = { 0 };
@@ -130,17 +161,31 @@ static int run_row(lab *L, validate_row *r) {
     r->int8_over_fp16 = L->gpu.peak.int8 / L->gpu.peak.fp16;
     r->fp32_over_fp16 = L->gpu.peak.fp32 / L->gpu.peak.fp16;
     r->copy_s = p.copy_s + steps * d.copy_s;
+    r->collective_s = p.collective_s + steps * d.collective_s;
     r->launch_s = p.launch_s + steps * d.launch_s;
     r->waves_s = r->copy_s;
     for (int c = 0; c < SIM_CLASSES; c++) {
         r->class_s[c] = p.class_s[c] + steps * d.class_s[c];
         r->waves_s += r->class_s[c];
     }
-    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s);
-    /* e: the waves over what the measured time leaves them after the launches */
-    double measured_s = validate_tokens(r) / r->measured;
-    if (measured_s > r->launch_s) r->efficiency = r->waves_s / (measured_s - r->launch_s);
+    finish_row(r);
     return 0;
+}
+
+/* Rows a and b run the same waves: the same GPUs, model, formats and shape
+ * (the engine, source and figure do not enter the model). */
+static int same_shape(const validate_row *a, const validate_row *b) {
+    return !strcmp(a->gpu, b->gpu) && !strcmp(a->config, b->config) && !strcmp(a->dtype, b->dtype) &&
+           !strcmp(a->kv_dtype, b->kv_dtype) && !strcmp(a->phase, b->phase) && a->batch == b->batch &&
+           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len && a->tp == b->tp;
+}
+
+/* An earlier row of r's shape that ran, whose modeled split r takes (the
+ * model is deterministic: a row alone gives its figures in a whole run). */
+static const validate_row *modeled_before(const validate_table *t, const validate_row *r) {
+    for (const validate_row *q = t->row; q < r; q++)
+        if (!q->unmodeled && !q->why[0] && !isnan(q->modeled) && same_shape(q, r)) return q;
+    return NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -164,7 +209,15 @@ int validate_run(validate_table *t, const char *only, const char *out, int full)
         validate_row *r = &t->row[i];
         if (only && strcmp(only, r->id)) continue;
         ran++;
-        if (run_row(&L, r)) snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
+        if (r->unmodeled) continue;   /* kept in the table, run once its model is in */
+        const validate_row *q = modeled_before(t, r);
+        if (q) {   /* its split, then its own figures */
+            memcpy(r->class_s, q->class_s, sizeof r->class_s);
+            r->copy_s = q->copy_s, r->collective_s = q->collective_s, r->launch_s = q->launch_s, r->waves_s = q->waves_s;
+            r->int8_over_fp16 = q->int8_over_fp16, r->fp32_over_fp16 = q->fp32_over_fp16;
+            finish_row(r);
+        } else if (run_row(&L, r))
+            snprintf(r->why, sizeof r->why, "could not be run on analytic:%s (the line above says why)", r->gpu);
     }
     sim_summarize(0);
     trace_mute(0);

@@ -17,6 +17,12 @@
  * measured engine reached as a whole; validate_fit.h fits one efficiency
  * per kernel class and engine family to the calibrate rows, and again
  * without each source in turn (leave-one-source-out).
+ *
+ * A row may run on several GPUs (issue 46): tp is modeled (the analytic
+ * engine's tensor parallelism, its all-reduces on the profile's
+ * interconnect, timed apart from the kernels and not fitted); a row with
+ * pp, ep or dp above 1 is kept and printed, but not run ("not modeled
+ * yet"), so it is in no fit and no error figure.
  */
 #ifndef HIPATH_VALIDATE_H
 #define HIPATH_VALIDATE_H
@@ -30,11 +36,16 @@
 typedef struct {
     const char *id, *gpu, *model, *config, *dtype, *kv_dtype, *phase, *engine, *source;   /* into the table's JSON (source: its url) */
     int batch, prompt_len, gen_len, calibrate;
+    int tp, pp, ep, dp;           /* the GPUs it ran on: tensor, pipeline, expert and data parallel (1: none) */
+    int concurrency;              /* a served run's stated concurrency C, run as a batch of C (0: a batch as stated) */
+    int per_gpu;                  /* the figure is per GPU (TensorRT-LLM's "out tok/s/GPU"): tokens / GPUs */
+    const char *unmodeled;        /* "pp", "ep" or "dp": what hipath does not model yet (NULL: it runs) */
     double measured;              /* tokens/s, published (or prompt_len over a published first-token latency) */
     double first_token_ms;        /* that latency, when the row gives one (else NaN) */
     double waves_s, launch_s;     /* the modeled time, split */
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */
+    double collective_s;          /* the all-reduces and gathers over tp GPUs (not in waves_s; not fitted) */
     double int8_over_fp16;        /* the profile's int8 peak over its fp16 one */
     double fp32_over_fp16;        /* and its fp32 peak over its fp16 one */
     double modeled;               /* tokens/s from the datasheet profile */
@@ -77,7 +88,8 @@ void validate_free(validate_table *t);
  * reason printed). */
 int validate_run(validate_table *t, const char *only, const char *out, int full);
 
-/* The tokens a row's time is for: B prompts' (prefill), one step's (decode), B x gen_len (e2e). */
+/* The tokens a row's time is for: B prompts' (prefill), one step's (decode), B x gen_len (e2e);
+ * per GPU when the figure is. */
 double validate_tokens(const validate_row *r);
 /* Fit the calibrate rows (t->fit, each row's calibrated), and each source
  * left out in turn (each row's loso): validate_fit.c. 0, or -1 (the reason printed). */

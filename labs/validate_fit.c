@@ -37,8 +37,9 @@ const validate_column VALIDATE_COLUMN[VALIDATE_COLUMNS] = {
 };
 
 double validate_tokens(const validate_row *r) {
-    return !strcmp(r->phase, "prefill") ? (double)r->batch * r->prompt_len
-         : !strcmp(r->phase, "decode") ? r->batch : (double)r->batch * r->gen_len;
+    double n = !strcmp(r->phase, "prefill") ? (double)r->batch * r->prompt_len
+             : !strcmp(r->phase, "decode") ? r->batch : (double)r->batch * r->gen_len;
+    return r->per_gpu ? n / (r->tp * r->pp * r->ep * r->dp) : n;
 }
 
 /* The timed requests in a row's unit: one prompt's prefill, one batch's
@@ -85,7 +86,7 @@ static double part(const validate_row *r, int c) {
 /* Modeled seconds of r under parameters p; g[k] (when given) their
  * derivatives d log T / d p[k]. */
 static double seconds(const double *p, const validate_row *r, double *g) {
-    double s = r->copy_s, term[VALIDATE_CLASSES];
+    double s = r->copy_s + r->collective_s, term[VALIDATE_CLASSES];   /* modeled from the profile's links, not fitted */
     for (int c = 0; c < VALIDATE_CLASSES; c++) {
         int j = validate_column_of(r, c);
         s += term[c] = part(r, c) * exp(p[c] + p[VALIDATE_CLASSES + j]);

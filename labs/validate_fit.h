@@ -3,7 +3,7 @@
  * far each class of kernel gets, for each engine family and weight format,
  * fitted to published measurements (labs/validate.h) by least squares on
  * log time. A row's time under the fit is
- *   T = copies + sum_c waves_c * x[col(row, c)] + launches * x[col(row, launch)]
+ *   T = copies + collectives + sum_c waves_c * x[col(row, c)] + launches * x[col(row, launch)]
  *       + requests * 1 ms * x[col(row, request)]
  * x = 1 / e = exp(mu[class] + delta[col]): mu is the class's share of the
  * slowdown, delta its engine family's or format's own. The fit minimises

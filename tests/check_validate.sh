@@ -11,20 +11,25 @@
 # column rule, the profiles' peaks, its own count of each row's requests, its
 # own Levenberg-Marquardt) gives the
 # same efficiencies, calibrated and leave-one-source-out figures, and the
-# per-phase medians; a bad table is refused in one line.
+# per-phase medians; a bad table is refused in one line. Multi-GPU rows (issue
+# 46): 10 or more; a tp row's all-reduces are in its time, a per-GPU figure is
+# its tokens over the GPUs; a pp/ep/dp row is listed, not modeled, in no figure;
+# a served row's concurrency is its batch.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/check_validate.XXXXXX") || exit 1
 trap 'rm -rf "$OUT"' EXIT
 "$HIPATH" validate --json --out "$OUT/all" > "$OUT/all.json" 2> "$OUT/all.err" || { echo "FAIL: validate exit $?: $(tail -n 3 "$OUT/all.err")"; exit 1; }
-for id in rtx4090-l2-7b-q4_0-tg128 w7900-l2-7b-q4_0-pp3968 a100-llama-2-7b-fp16-trt090-b32-2048-128; do
+for id in rtx4090-l2-7b-q4_0-tg128 w7900-l2-7b-q4_0-pp3968 a100-llama-2-7b-fp16-trt090-b32-2048-128 h100-llama-2-70b-fp8-trt080-tp8-ttft-2048; do
   "$HIPATH" validate --json --only $id --out "$OUT/one" > "$OUT/$id.json" 2>> "$OUT/one.err" || { echo "FAIL: validate --only $id: exit $?"; exit 1; }
   "$HIPATH" validate --json --full-trace --only $id --out "$OUT/full" > "$OUT/$id.full.json" 2>> "$OUT/one.err" || { echo "FAIL: validate --full-trace --only $id: exit $?"; exit 1; }
 done
 printf '{"rows": [{"id": "x", "gpu": "h100", "model": "m", "config": "c", "dtype": "fp4", "engine": "e", "batch": 1,
   "prompt_len": 1, "gen_len": 1, "phase": "decode", "measured_tokens_per_s": 1, "source": {"url": "u"}}]}' > "$OUT/bad.json"
 "$HIPATH" validate --data "$OUT/bad.json" --out "$OUT/bad" > /dev/null 2> "$OUT/bad.err" && { echo "FAIL: a bad dtype was taken"; exit 1; }
+sed 's/"fp4"/"fp8", "kv_dtype": "fp8", "tp": 0.5/' "$OUT/bad.json" > "$OUT/badtp.json"
+"$HIPATH" validate --data "$OUT/badtp.json" --out "$OUT/bad" > /dev/null 2> "$OUT/badtp.err" && { echo "FAIL: tp 0.5 was taken"; exit 1; }
 python3 - "$OUT" "$HIPATH" <<'PY'
 import json, statistics, subprocess, sys
 out, hipath = sys.argv[1], sys.argv[2]
@@ -40,6 +45,11 @@ rows = table["rows"]
 gpus = {r["gpu"] for r in rows}
 src = [r for r in rows if all(r["source"].get(k) for k in ("title", "date", "where", "url"))]
 check(len(rows) >= 60 and len(gpus) >= 7, f"{len(rows)} published rows over {len(gpus)} profiles ({', '.join(sorted(gpus))})")
+def gpus_of(r):
+    return r.get("tp", 1) * r.get("pp", 1) * r.get("ep", 1) * r.get("dp", 1)
+multi = [r for r in rows if gpus_of(r) > 1]
+check(len(multi) >= 10 and all(all(isinstance(r.get(k, 1), int) and r.get(k, 1) >= 1 for k in ("tp", "pp", "ep", "dp")) for r in multi),
+      f"{len(multi)} multi-GPU rows (tp {sorted({r.get('tp', 1) for r in multi})}, pp {sorted({r.get('pp', 1) for r in multi})})")
 pre = [r for r in rows if r["phase"] == "prefill"]
 check(len(pre) >= 10 and len({r["prompt_len"] for r in pre}) >= 4, f"{len(pre)} prefill rows at prompt lengths {sorted({r['prompt_len'] for r in pre})}")
 check(len(src) == len(rows), f"{len(src)} of {len(rows)} rows name their source's title, date, place and address")
@@ -51,38 +61,53 @@ lat = [r for r in rows if "measured_first_token_ms" in r]
 check(all("measured_tokens_per_s" not in r and r["phase"] == "prefill" and abs(by[r["id"]]["measured_tokens_per_s"] -
           r["prompt_len"] / (r["measured_first_token_ms"] / 1e3)) < 1e-9 * by[r["id"]]["measured_tokens_per_s"] for r in lat),
       f"{len(lat)} first-token latencies: prefill rows, measured tokens/s = the prompt over the published time")
-ran = [r for r in got["rows"] if "not_run" not in r and r["modeled_tokens_per_s"]]
-check(len(ran) == len(rows), f"{len(ran)} of {len(rows)} rows ran on their analytic profile")
+later = [r for r in rows if max(r.get(k, 1) for k in ("pp", "ep", "dp")) > 1]
+listed = [r for r in got["rows"] if "not_modeled_yet" in r]
+check({r["id"] for r in listed} == {r["id"] for r in later} and all(r["modeled_tokens_per_s"] is None and r["loso_tokens_per_s"] is None for r in listed),
+      f"{len(listed)} pp/ep/dp rows listed as not modeled yet ({', '.join(sorted({r['not_modeled_yet'] for r in listed}))}), with no figure")
+ran = [r for r in got["rows"] if "not_run" not in r and "not_modeled_yet" not in r and r["modeled_tokens_per_s"]]
+check(len(ran) == len(rows) - len(later), f"{len(ran)} of {len(rows) - len(later)} modeled rows ran on their analytic profile")
+conc = [r for r in rows if "concurrency" in r]
+check(all(by[r["id"]]["batch"] == r["concurrency"] == by[r["id"]]["concurrency"] and r["phase"] == "e2e" for r in conc),
+      f"{len(conc)} served rows at a stated concurrency, each run as a batch of it")
 
-# Modeled: tokens over the modeled time, and that time no faster than the bound.
+# Modeled: tokens (per GPU where the figure is) over the modeled time, the
+# all-reduces of a tp row in it, and that time no faster than the bound.
 def tokens(r):
-    return r["batch"] * (r["prompt_len"] if r["phase"] == "prefill" else 1 if r["phase"] == "decode" else r["gen_len"])
-arith = [r["id"] for r in ran if abs(r["modeled_tokens_per_s"] * (r["modeled_waves_s"] + r["modeled_launch_s"]) - tokens(r)) > 1e-6 * tokens(r)
+    n = r["batch"] * (r["prompt_len"] if r["phase"] == "prefill" else 1 if r["phase"] == "decode" else r["gen_len"])
+    return n / (r["tp"] * r["pp"] * r["ep"] * r["dp"]) if r["measured_per_gpu"] else n
+def step_s(r):
+    return r["modeled_waves_s"] + r["modeled_launch_s"] + r["modeled_collective_s"]
+arith = [r["id"] for r in ran if abs(r["modeled_tokens_per_s"] * step_s(r) - tokens(r)) > 1e-6 * tokens(r)
          or abs(r["ratio"] - r["modeled_tokens_per_s"] / r["measured_tokens_per_s"]) > 1e-9 * r["ratio"]]
 check(not arith, f"each modeled figure is its tokens over its modeled time, its ratio modeled / measured {arith[:3]}")
+tpr = [r for r in ran if r["tp"] > 1]
+check(tpr and all(r["modeled_collective_s"] > 0 for r in tpr) and all(r["modeled_collective_s"] == 0 for r in ran if r["tp"] == 1),
+      f"{len(tpr)} tp rows ran with their all-reduces timed (none on one GPU)")
 for r in ran:
     if r["phase"] != "decode":
         continue
     t = rows[[x["id"] for x in rows].index(r["id"])]
     dt = {"fp8": "int8", "q8_0": "int8"}.get(t["dtype"], t["dtype"])
     b = json.loads(subprocess.run([hipath, "bounds", "--config", t["config"], "--device", t["gpu"], "--dtype", dt, "--kv-dtype", {"fp8": "int8"}.get(t["kv_dtype"], t["kv_dtype"]),
-                                   "--context", str(t["prompt_len"] + t["gen_len"] // 2), "--json"], capture_output=True, text=True).stdout)
+                                   "--context", str(t["prompt_len"] + t["gen_len"] // 2), "--tp", str(t.get("tp", 1)), "--json"], capture_output=True, text=True).stdout)
     step = r["modeled_waves_s"] + r["modeled_launch_s"]
     check(step >= b["decode"]["t_lower_s"] * 0.999, f"{r['id']}: a modeled decode step {step * 1e3:.3f} ms, the calculator's bound "
           f"{b['decode']['t_lower_s'] * 1e3:.3f} ms")
 
-# The same row alone gives the same figures: nothing in them is host time.
-for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128"):
+# The same row alone gives the same figures: nothing in them is host time
+# (the last row is of a shape run before it: the whole run takes its split).
+for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt080-tp8-ttft-2048"):
     one = next(r for r in json.load(open(f"{out}/{f}.json"))["rows"] if r["id"] == f)
-    keys = ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s", "efficiency")
+    keys = ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s", "modeled_collective_s", "efficiency")
     check(all(one[k] == by[f][k] for k in keys), f"{f}: alone as in the whole run: " + ", ".join(f"{k} {one[k]}" for k in keys[:1]))
 
 # The summary trace (one slice per step and kernel class) against the full one
 # (every kernel a slice): the same modeled figures, from far fewer slices.
-for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128"):
+for f in ("rtx4090-l2-7b-q4_0-tg128", "w7900-l2-7b-q4_0-pp3968", "a100-llama-2-7b-fp16-trt090-b32-2048-128", "h100-llama-2-70b-fp8-trt080-tp8-ttft-2048"):
     one = next(r for r in json.load(open(f"{out}/{f}.json"))["rows"] if r["id"] == f)
     full = next(r for r in json.load(open(f"{out}/{f}.full.json"))["rows"] if r["id"] == f)
-    worst = max(abs(one[k] / full[k] - 1) for k in ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s"))
+    worst = max(abs(one[k] / full[k] - 1) if full[k] else abs(one[k]) for k in ("modeled_tokens_per_s", "modeled_waves_s", "modeled_launch_s", "modeled_collective_s"))
     worst = max([worst] + [abs(one["modeled_class_s"][c] - full["modeled_class_s"][c]) / full["modeled_waves_s"] for c in full["modeled_class_s"]])
     check(worst < 1e-12, f"{f}: the summary trace gives the full trace's figures (worst relative difference {worst:.1e})")
 
@@ -116,7 +141,7 @@ def parts(r):
     return a
 A = np.array([parts(r) for r in ran])
 C = np.array([[column(r, c) for c in classes] for r in ran])
-B = np.array([r["modeled_class_s"]["copy"] for r in ran])
+B = np.array([r["modeled_class_s"]["copy"] + r["modeled_collective_s"] for r in ran])   # not fitted
 T = np.array([tokens(r) / r["measured_tokens_per_s"] for r in ran])
 check(np.allclose([sum(r["modeled_class_s"].values()) for r in ran], [r["modeled_waves_s"] for r in ran], rtol=1e-9, atol=0),
       "each row's waves are the sum of its kernel classes' and its copies'")
@@ -189,5 +214,6 @@ sys.exit(1 if bad else 0)
 PY
 rc=$?
 [ "$(wc -l < "$OUT/bad.err")" -eq 1 ] && grep -q "dtype" "$OUT/bad.err" || { echo "FAIL: a bad table: not one line naming the dtype: $(cat "$OUT/bad.err")"; rc=1; }
+[ "$(wc -l < "$OUT/badtp.err")" -eq 1 ] && grep -q "tp, pp, ep and dp" "$OUT/badtp.err" || { echo "FAIL: tp 0.5: not one line naming tp: $(cat "$OUT/badtp.err")"; rc=1; }
 [ $rc -eq 0 ] && echo "check_validate: all passed" || echo "check_validate: FAILED"
 exit $rc

@@ -2,8 +2,13 @@
 -- to :last of run :run, per kernel class (layer 1's arg `class`, sim.h):
 -- with :batch = 0 summed over their prefill steps, else averaged over their
 -- decode steps in which all :batch of them decoded. A class's seconds
--- include its launches' latency; `copy` is what has no class (the copies);
--- a summary slice (sim_summarize) counts as its arg `launches`, a kernel as 1.
+-- include its launches' latency; `collective` the all-reduces and gathers
+-- over several GPUs (their time has no launch in it); `copy` the rest, the
+-- copies; a summary slice (sim_summarize) counts as its arg `launches`, a
+-- kernel as 1. GPU 0's stream (track 1) stands for every GPU: their shards are equal.
+-- The steps are read from the run's own step slices, not v_steps, whose
+-- per-step totals over every run of the file grow with it (a query per row
+-- of validate's table made the whole run quadratic).
 --
 -- In the sqlite3 shell, on a trace of hipath validate (traces/validate/validate.db):
 --   .param set :run 1
@@ -12,11 +17,13 @@
 --   .param set :batch 0
 --   .read labs/sql/validate-classes.sql
 WITH st AS (
-  SELECT step FROM v_steps WHERE run_id = :run AND slice_id IN
-    (SELECT slice_id FROM v_step_requests WHERE run_id = :run AND request BETWEEN :first AND :last)
-    AND CASE WHEN :batch = 0 THEN n_prefill > 0 ELSE n_prefill = 0 AND n_decode = :batch END),
+  SELECT DISTINCT r.step FROM v_step_requests r JOIN slices s ON s.id = r.slice_id
+  WHERE r.run_id = :run AND r.request BETWEEN :first AND :last
+    AND CASE WHEN :batch = 0 THEN json_extract(s.args, '$.n_prefill') > 0
+             ELSE json_extract(s.args, '$.n_prefill') = 0 AND json_extract(s.args, '$.n_decode') = :batch END),
 k AS (
-  SELECT coalesce(json_extract(args, '$.class'), 'copy') AS class, dur_ns / 1e9 AS s,
+  SELECT coalesce(json_extract(args, '$.class'), CASE WHEN name IN ('allReduce', 'gather') THEN 'collective' ELSE 'copy' END) AS class,
+         dur_ns / 1e9 AS s,
          coalesce(json_extract(args, '$.launches'), 1) AS n
   FROM slices WHERE run_id = :run AND layer = 1 AND track <= 1 AND kind = 'slice' AND step IN (SELECT step FROM st)),
 per AS (SELECT count(*) AS steps, CASE WHEN :batch = 0 THEN 1.0 ELSE 1.0 / max(1, count(*)) END AS w FROM st)
@@ -31,6 +38,7 @@ SELECT steps,
   w * sum(CASE WHEN class = 'attention_decode' THEN n ELSE 0 END) AS attention_decode_n,
   w * sum(CASE WHEN class = 'elementwise' THEN s ELSE 0 END) AS elementwise_s,
   w * sum(CASE WHEN class = 'elementwise' THEN n ELSE 0 END) AS elementwise_n,
+  w * sum(CASE WHEN class = 'collective' THEN s ELSE 0 END) AS collective_s,
   w * sum(CASE WHEN class = 'copy' THEN s ELSE 0 END) AS copy_s,
   w * sum(CASE WHEN class = 'copy' THEN n ELSE 0 END) AS copy_n
 FROM k, per;
