@@ -39,7 +39,7 @@ __global__ void moe_topk_kernel(int *ids, float *w, const float *logits, const f
             float best_s = 0;
             for (int q = 0; q < n_group; q++) {
                 if (kept >> q & 1) continue;
-                float a = -INFINITY, b = -INFINITY;
+                float a = -3.402823466e38f, b = a;   /* the lowest float: the JIT has no INFINITY */
                 for (int e = q * per; e < (q + 1) * per; e++) {
                     float c = moe_score(l, e, sigmoid, max, sum) + (bias ? bias[e] : 0.0f);
                     if (c > a) { b = a; a = c; } else if (c > b) b = c;
