@@ -213,7 +213,7 @@ tokenizer-r1:
 #   make hip-cpu          under AddressSanitizer + UBSan (tests/check_hip_cpu.sh, in make test)
 #   make hip-cpu-tsan     under ThreadSanitizer, where a missing barrier shows as a data race
 #   make hip-cpu-mutants  broken copies of the kernels, each of which must fail
-HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/mla.c kernels/cpu/matmul.c kernels/cpu/pack.c kernels/cpu/quant.c layers/common/dtype.c
+HIP_CPU_TWINS := kernels/cpu/elementwise.c kernels/cpu/attention.c kernels/cpu/mla.c kernels/cpu/matmul.c kernels/cpu/moe.c kernels/cpu/pack.c kernels/cpu/quant.c layers/common/dtype.c
 hip_cpu_obj = $(HIP_CPU_TWINS:%.c=build/hip-cpu/$(1)/%.o)
 # the headers the twins and the test include: a change rebuilds them (kv_cache grew a field once)
 HIP_CPU_HDRS := $(wildcard layers/common/*.h kernels/cpu/*.h)

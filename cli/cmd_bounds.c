@@ -15,7 +15,8 @@
 
 static const char USAGE[] =
     "usage: hipath bounds --config CONFIG.json --device NAME|FILE.json [options]\n"
-    "  --config FILE        a Hugging Face config.json (llama, qwen2, qwen3)\n"
+    "  --config FILE        a Hugging Face config.json (llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3;\n"
+    "                       a mixture of experts adds params_active and a \"moe\" object: docs/moe.md)\n"
     "  --device NAME|FILE   a profile in layers/gpu/profiles (%s) or a path\n"
     "  --dtype T            weights: bf16 fp16 fp32 int8 int4 (0.5 bytes) q4_0 (0.5625) q4_1 (0.625) (default bf16)\n"
     "  --compute-dtype T    the matmuls' dtype, whose peak is Pi: bf16 fp16 fp32 int8\n"

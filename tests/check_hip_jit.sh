@@ -51,12 +51,20 @@ qgemv_kernel<DT_Q4_0>
 qgemv_kernel<DT_Q4_1>
 kv_append_kernel
 attention_kernel
+moe_topk_kernel
+moe_combine_kernel
+moe_gemm_kernel<DT_F32>
+moe_gemm_kernel<DT_F16>
+moe_gemm_kernel<DT_BF16>
+moe_gemm_kernel<DT_Q8_0>
+moe_gemm_kernel<DT_Q4_0>
+moe_gemm_kernel<DT_Q4_1>
 EOF
 
 # The headers' lists (what the launchers register), by the preprocessor alone.
 printf '%s\n' '#include "kernels/hip/elementwise_kernels.h"' '#include "kernels/hip/matmul_kernels.h"' \
-  '#include "kernels/hip/attention_kernels.h"' '#define X(...) @@ __VA_ARGS__ @@' \
-  'ELEMENTWISE_KERNELS(X) MATMUL_KERNELS(X) ATTENTION_KERNELS(X)' > "$OUT/lists.cpp"
+  '#include "kernels/hip/attention_kernels.h"' '#include "kernels/hip/moe_kernels.h"' '#define X(...) @@ __VA_ARGS__ @@' \
+  'ELEMENTWISE_KERNELS(X) MATMUL_KERNELS(X) ATTENTION_KERNELS(X) MOE_KERNELS(X)' > "$OUT/lists.cpp"
 cpp -P -DHIPATH_RTC -I. "$OUT/lists.cpp" 2>/dev/null | grep -o '@@ [^@]* @@' | sed 's/^@@ //; s/ @@$//' > "$OUT/listed"
 sort "$OUT/expected" > "$OUT/a"; sort "$OUT/listed" > "$OUT/b"
 cmp -s "$OUT/a" "$OUT/b" || { echo "FAIL: the device headers' kernel lists differ from the expected kernels:"; diff "$OUT/a" "$OUT/b"; exit 1; }
@@ -79,11 +87,12 @@ extern "C" hiprtcResult __wrap_hiprtcCompileProgram(hiprtcProgram p, int n, cons
 #endif
 int main(int argc, char **argv) {   /* arch expected-file code-out */
     static char line[64][128];
-    const char *name[64], *header[] = { "kernels/hip/elementwise_kernels.h", "kernels/hip/matmul_kernels.h", "kernels/hip/attention_kernels.h" };
+    const char *name[64], *header[] = { "kernels/hip/elementwise_kernels.h", "kernels/hip/matmul_kernels.h", "kernels/hip/attention_kernels.h",
+                                        "kernels/hip/moe_kernels.h" };
     int n = 0;
     FILE *f = fopen(argv[2], "r");
     while (n < 64 && f && fgets(line[n], sizeof line[n], f)) { line[n][strcspn(line[n], "\n")] = 0; name[n] = line[n]; n++; }
-    jit_program p = { argv[1], header, 3, name, n };
+    jit_program p = { argv[1], header, 4, name, n };
     jit_image im;
     char err[600];
     if (jit_build(&p, &im, err, sizeof err)) { printf("error: %s\n", err); return 1; }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Mixture-of-experts models (issue 46): qwen3_moe and mixtral checkpoints of
+# Mixture-of-experts models (issue 46): qwen3_moe, mixtral and deepseek_v3 checkpoints of
 # random weights written by transformers' own classes (tests/moe/make_models.py)
 # run by hipath: greedy ids and top-5 logprobs within 1e-3 of transformers on
 # CPU torch (run as tests/ref/hf_ref.py runs it), on sim and cpu; deepseek_v3's routing against

@@ -112,9 +112,8 @@ static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     return emulated(t);
 }
 
-/* The router: a workgroup per token. */
 static uint64_t moe_route(const kcost *c, int *ids, float *w, const float *logits, int T, const moe_gate *g) {
-    uint64_t t = launch(c, "moe_topk", geo_rmsnorm(T));
+    uint64_t t = launch(c, "moe_topk", geo_moe_topk(T));
     if (twin()) k_moe_route(ids, w, logits, T, g);
     return emulated(t);
 }
@@ -122,11 +121,9 @@ static uint64_t moe_route(const kcost *c, int *ids, float *w, const float *logit
  * (vLLM's fused_moe kernel): the grid is the sum of the experts' grids. */
 static uint64_t moe_matmul(const kcost *c, float *y, const float *x, const tensor *const *W, const moe_groups *g,
                            int per_token, int N, int K) {
-    kdims d = geo_matmul(2, N, wave());
-    d.grid = 0;
-    for (int e = 0; e < g->n_experts; e++)
-        if (g->start[e + 1] > g->start[e]) d.grid += geo_matmul(2, N, wave()).grid * cdiv(g->start[e + 1] - g->start[e], GEMM_TILE);
-    uint64_t t = launch(c, "moe_gemm", d);
+    int tiles = 0;
+    for (int e = 0; e < g->n_experts; e++) tiles += cdiv(g->start[e + 1] - g->start[e], GEMM_TILE);
+    uint64_t t = launch(c, "moe_gemm", geo_moe_gemm(tiles, N));
     if (twin()) k_moe_matmul(y, x, W, g, per_token, N, K);
     return emulated(t);
 }

@@ -26,6 +26,10 @@ static inline kdims kd(int grid, int block) { kdims d; d.grid = grid; d.block = 
 
 static inline kdims geo_embedding(int T) { return kd(T, EW_BLOCK); }
 static inline kdims geo_rmsnorm(int rows) { return kd(rows, EW_BLOCK); }
+/* A MoE router's top-k: a thread per token. The grouped matmul: a 32x32
+ * tile per workgroup over each expert's own rows (tiles: their count). */
+static inline kdims geo_moe_topk(int T) { return kd(cdiv(T, EW_BLOCK), EW_BLOCK); }
+static inline kdims geo_moe_gemm(int tiles, int N) { return kd(tiles * cdiv(N, GEMM_TILE), GEMM_THREADS); }
 static inline kdims geo_matmul(int T, int N, int wave) {
     return T == 1 ? kd(cdiv(N, GEMV_ROWS), GEMV_ROWS * wave)
                   : kd(cdiv(N, GEMM_TILE) * cdiv(T, GEMM_TILE), GEMM_THREADS);

@@ -68,4 +68,8 @@ uint64_t hip_mla_attention(const kcost *c, float *o_lat, const float *q_lat, con
 uint64_t hip_mla_up_v(const kcost *c, float *out, const float *o_lat, const tensor *W, int T, mla_dims d);
 uint64_t hip_silu_mul(const kcost *c, float *g, const float *u, int n);
 uint64_t hip_add(const kcost *c, float *x, const float *y, int n);
+uint64_t hip_moe_route(const kcost *c, int *ids, float *w, const float *logits, int T, const moe_gate *g);
+uint64_t hip_moe_matmul(const kcost *c, float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token,
+                        int N, int K);
+uint64_t hip_moe_combine(const kcost *c, float *out, const float *y, const float *w, int T, int k, int n);
 #endif

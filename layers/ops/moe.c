@@ -16,8 +16,8 @@ int op_moe_supported(void) {
 
 /* The analytic device's router: it has no logits, so each token draws k
  * distinct experts from moe_draw_dist, seeded by (step, layer, token) so
- * that a run repeats; the weights are 1/k. The one place routing without
- * data is decided. */
+ * that a run repeats (there are no weights to give: nothing is computed).
+ * The one place routing without data is decided. */
 static uint64_t splitmix64(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

@@ -25,7 +25,7 @@ static int map_weights(const model *m) {
         const layer_weights *L = &m->w.layer[l];
         const struct { const float *v; size_t n; } vec[] = { { L->attn_norm, dim }, { L->ffn_norm, dim }, { L->bq, q },
             { L->bk, kv }, { L->bv, kv }, { L->q_norm, c->head_dim }, { L->k_norm, c->head_dim },
-            { L->q_a_norm, (size_t)c->q_lora_rank }, { L->kv_a_norm, (size_t)c->kv_lora_rank } };
+            { L->q_a_norm, (size_t)c->q_lora_rank }, { L->kv_a_norm, (size_t)c->kv_lora_rank }, { L->router_bias, c->n_experts } };
         for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++)
             if (vec[i].v) rc |= rt_map(vec[i].v, vec[i].n * f, RT_WEIGHTS, "norms and biases");
     }

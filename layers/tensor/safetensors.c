@@ -70,6 +70,22 @@ int weights_check(const weights *w, int first, const void *base, const char *pat
     return rc;
 }
 
+/* FNV-1a of a name: where its slot search starts. */
+static size_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Tensor i's name into the open-addressed index (the first of a name wins,
+ * as a scan in order found it). */
+static void index_put(weights *w, int i) {
+    for (size_t j = name_hash(w->t[i].name) & (size_t)(w->nslot - 1);; j = (j + 1) & (size_t)(w->nslot - 1)) {
+        if (!w->slot[j]) { w->slot[j] = i + 1; return; }
+        if (!strcmp(w->t[w->slot[j] - 1].name, w->t[i].name)) return;
+    }
+}
+
 int weights_add(weights *w, tensor t) {
     if (w->n == w->cap) {
         int cap = w->cap ? 2 * w->cap : 256;
@@ -77,7 +93,15 @@ int weights_add(weights *w, tensor t) {
         if (!nt) return -1;
         w->t = nt; w->cap = cap;
     }
+    if (2 * (w->n + 1) > w->nslot) {   /* at most half full: rebuilt twice as large */
+        int nslot = w->nslot ? 2 * w->nslot : 512, *slot = calloc((size_t)nslot, sizeof *slot);
+        if (!slot) return -1;
+        free(w->slot);
+        w->slot = slot; w->nslot = nslot;
+        for (int i = 0; i < w->n; i++) index_put(w, i);
+    }
     w->t[w->n++] = t;
+    index_put(w, w->n - 1);
     return 0;
 }
 
@@ -142,8 +166,8 @@ out:
 }
 
 const tensor *weights_find(const weights *w, const char *name) {
-    for (int i = 0; i < w->n; i++)
-        if (!strcmp(w->t[i].name, name)) return &w->t[i];
+    for (size_t j = w->nslot ? name_hash(name) & (size_t)(w->nslot - 1) : 0; w->nslot && w->slot[j]; j = (j + 1) & (size_t)(w->nslot - 1))
+        if (!strcmp(w->t[w->slot[j] - 1].name, name)) return &w->t[w->slot[j] - 1];
     return NULL;
 }
 
@@ -162,6 +186,7 @@ void weights_release(const void *p, size_t n) {
 void weights_free(weights *w) {
     for (int i = 0; i < w->n; i++) free((char *)w->t[i].name);
     free(w->t);
+    free(w->slot);
     for (int i = 0; i < w->nfiles; i++) { if (w->file[i].map) munmap(w->file[i].map, w->file[i].size); free(w->file[i].path); }
     memset(w, 0, sizeof *w);
 }

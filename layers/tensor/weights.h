@@ -14,6 +14,8 @@
 typedef struct {
     int n, cap;
     tensor *t;                      /* names are owned (malloc'd) */
+    int *slot, nslot;               /* by name: 1 + index into t, 0 empty; nslot a power of two
+                                       (a MoE checkpoint has tens of thousands of tensors) */
     int nfiles;
     struct { char *path; void *map; size_t size; } file[WEIGHTS_MAX_FILES];
 } weights;

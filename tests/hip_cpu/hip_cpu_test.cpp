@@ -17,13 +17,14 @@
  * above the tolerance; a wrong index, by the whole scale.
  *
  * The launch arguments mirror the launchers (elementwise.hip, matmul.hip,
- * attention.hip, mla.hip); the grids are theirs (geometry.h).
+ * attention.hip, mla.hip, moe.hip); the grids are theirs (geometry.h).
  */
 #include "layers/runtime/hip/hip_cpu.h"
 #include "kernels/hip/elementwise_kernels.h"
 #include "kernels/hip/matmul_kernels.h"
 #include "kernels/hip/attention_kernels.h"
 #include "kernels/hip/mla_kernels.h"
+#include "kernels/hip/moe_kernels.h"
 extern "C" {
 #include "kernels/cpu/kernels.h"
 }
@@ -297,6 +298,57 @@ template <int DT> static void mla(mla_dims d, std::vector<seq_rows> seqs) {
     e = launch(mla_up_v_kernel<DT>, geo_mla_heads(T, H), 0, got.data(), q_lat.data(), W.t.data, H, d.nope, d.v_dim, d.rank, row);
     k_mla_up_v(ref.data(), q_lat.data(), &W.t, T, d);
     check("mla_up_v " + name, e, got, ref);
+/* A MoE router: ids (exact) and weights against k_moe_route. Random logits
+ * spread wide (no ties within 1e-4 of each other but by chance). */
+static void moe_topk(int T, int E, int k, int sigmoid, int n_group, int topk_group, bool bias) {
+    vec logits = rand_vec((size_t)T * E), b = rand_vec(E);
+    for (float &l : logits) l *= 4;
+    moe_gate g = { E, k, sigmoid, 1, sigmoid ? 2.5f : 1.0f, n_group, topk_group, bias ? b.data() : NULL };
+    std::vector<int> ids(T * k), ids2(T * k);
+    vec w(T * k), w2(T * k);
+    std::string e = launch(moe_topk_kernel, geo_moe_topk(T), 0, ids.data(), w.data(), logits.data(), g.bias, T, E, k,
+                           g.sigmoid, g.norm_topk, g.scaling, g.n_group, g.topk_group);
+    k_moe_route(ids2.data(), w2.data(), logits.data(), T, &g);
+    vec got(w), ref(w2);
+    for (int i = 0; i < T * k; i++) got.push_back((float)ids[i]), ref.push_back((float)ids2[i]);
+    check("moe_topk E=" + std::to_string(E) + " k=" + std::to_string(k) + (sigmoid ? " sigmoid" : " softmax") +
+          " groups " + std::to_string(topk_group) + "/" + std::to_string(n_group), e, got, ref);
+}
+
+/* The grouped matmul (both row modes) and the combine, against the twins:
+ * T tokens routed to k of E experts of dtype DT, grouped as layer 4 does. */
+template <int DT> static void moe_gemm(int T, int E, int k, int N, int K) {
+    std::vector<weight *> W;
+    std::vector<const tensor *> Wt;
+    std::vector<const void *> Wd;
+    for (int e = 0; e < E; e++) W.push_back(new weight((dtype)DT, N, K, least_align((dtype)DT)));
+    for (weight *w : W) Wt.push_back(&w->t), Wd.push_back(w->t.data);
+    vec logits = rand_vec((size_t)T * E), wts(T * k);
+    std::vector<int> ids(T * k), start(E + 1, 0), slot(T * k), tile;
+    moe_gate g = { E, k, 0, 1, 1.0f, 1, 1, NULL };
+    k_moe_route(ids.data(), wts.data(), logits.data(), T, &g);
+    for (int s = 0; s < T * k; s++) start[ids[s] + 1]++;
+    for (int e = 0; e < E; e++) start[e + 1] += start[e];
+    std::vector<int> next(start.begin(), start.end() - 1);
+    for (int s = 0; s < T * k; s++) slot[next[ids[s]]++] = s;
+    for (int e = 0; e < E; e++)
+        for (int r0 = 0; r0 < start[e + 1] - start[e]; r0 += GEMM_TILE) tile.push_back(e), tile.push_back(r0);
+    moe_groups grp = { E, k, T, start.data(), slot.data(), ids.data() };
+    int tiles = (int)tile.size() / 2;
+    std::string name = std::string(dtype_name((dtype)DT)) + " T=" + std::to_string(T) + " E=" + std::to_string(E) +
+                       " k=" + std::to_string(k) + " N=" + std::to_string(N) + " K=" + std::to_string(K);
+    for (int per_token : { 1, 0 }) {
+        vec x = rand_vec((size_t)(per_token ? T : T * k) * K), got((size_t)T * k * N, 0), ref(got.size(), 0);
+        std::string e = launch(moe_gemm_kernel<DT>, geo_moe_gemm(tiles, N), 0, got.data(), x.data(), Wd.data(), tile.data(),
+                               start.data(), slot.data(), k, per_token, N, K, dtype_row_bytes((dtype)DT, K));
+        k_moe_matmul(ref.data(), x.data(), Wt.data(), &grp, per_token, N, K);
+        check(std::string("moe_gemm ") + (per_token ? "by token " : "by slot ") + name, e, got, ref);
+    }
+    vec y = rand_vec((size_t)T * k * N), got((size_t)T * N), ref(got.size());
+    std::string e = launch(moe_combine_kernel, geo_elementwise(T * N), 0, got.data(), y.data(), wts.data(), T, k, N);
+    k_moe_combine(ref.data(), y.data(), wts.data(), T, k, N);
+    check("moe_combine T=" + std::to_string(T) + " k=" + std::to_string(k) + " n=" + std::to_string(N), e, got, ref);
+    for (weight *w : W) delete w;
 }
 
 int main(void) {
@@ -330,6 +382,11 @@ int main(void) {
         mla<DT_Q8_0>({ 2, 64, 16, 8, 16, 0.2f }, { { 3, 1 } });
         mla<DT_Q4_0>({ 2, 64, 16, 8, 16, 0.2f }, { { 0, 7 } });
         mla<DT_Q4_1>({ 2, 64, 16, 8, 16, 0.2f }, { { 16, 1 } });
+        moe_topk(37, 8, 3, 0, 1, 1, false);             /* qwen3_moe / mixtral: softmax */
+        moe_topk(37, 16, 4, 1, 4, 2, true);             /* deepseek_v3: sigmoid, bias, the best 2 of 4 groups */
+        moe_gemm<DT_F32>(13, 5, 2, 40, 99);             /* rows no tile divides, an expert maybe unused */
+        moe_gemm<DT_BF16>(40, 3, 2, 33, 64);            /* an expert past one tile of rows */
+        moe_gemm<DT_Q8_0>(7, 4, 3, 24, 96);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         printf("wave %d: %d cases, %.1f s\n", wave, passed + failed - before,
                (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
