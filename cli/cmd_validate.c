@@ -120,6 +120,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddStringToObject(o, "role", r->calibrate ? "calibrate" : "held_out");
         add(o, "measured_tokens_per_s", r->measured);
         if (!isnan(r->first_token_ms)) cJSON_AddNumberToObject(o, "measured_first_token_ms", r->first_token_ms);
+        if (!isnan(r->latency_s)) cJSON_AddNumberToObject(o, "measured_latency_s", r->latency_s);
         add(o, "modeled_tokens_per_s", r->modeled);
         add(o, "ratio", r->modeled / r->measured);
         add(o, "modeled_waves_s", r->waves_s);

@@ -51,7 +51,7 @@ int validate_load(const char *path, validate_table *t) {
         /* a served run at concurrency C (C requests in flight, each replaced as it ends) is
          * run as a batch of C: the same prefills and the same decode steps of C, in one wave */
         double c = num(o, "concurrency"), b = isnan(c) ? num(o, "batch") : c, p = num(o, "prompt_len"), g = num(o, "gen_len"),
-               ms = num(o, "measured_first_token_ms");
+               ms = num(o, "measured_first_token_ms"), ls = num(o, "measured_latency_s");
         int whole = b >= 1 && b <= 4096 && b == floor(b) && p >= 0 && p <= STEP_TOKENS && g >= 0 && g <= 1 << 20 && p == floor(p) && g == floor(g);
         if (!whole) b = p = g = 0;   /* not cast: the row is refused below */
         *r = (validate_row){ .id = str(o, "id"), .gpu = str(o, "gpu"), .model = str(o, "model"), .config = str(o, "config"),
@@ -61,7 +61,7 @@ int validate_load(const char *path, validate_table *t) {
                              .calibrate = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "calibrate")),
                              .tp = degree(o, "tp"), .pp = degree(o, "pp"), .ep = degree(o, "ep"), .dp = degree(o, "dp"),
                              .per_gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu")),
-                             .first_token_ms = ms, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
+                             .first_token_ms = ms, .latency_s = ls, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
                              .loso = NAN };
         r->unmodeled = r->pp > 1 ? "pp" : r->ep > 1 ? "ep" : r->dp > 1 ? "dp" : NULL;
         const cJSON *pg = cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu");
@@ -81,11 +81,14 @@ int validate_load(const char *path, validate_table *t) {
                         : !strcmp(r->phase, "decode") && b != 1 ? "a decode row is one sequence (batch 1); a batch is e2e"
                         : !isnan(ms) && (strcmp(r->phase, "prefill") || !isnan(r->measured) || !(ms > 0))
                           ? "measured_first_token_ms: a prefill row's published latency (ms > 0), instead of measured_tokens_per_s"
-                        : isnan(ms) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number"
+                        : !isnan(ls) && (strcmp(r->phase, "e2e") || !isnan(c) || !isnan(ms) || !isnan(r->measured) || !(ls > 0))
+                          ? "measured_latency_s: a static batch's published time (s > 0, an e2e row with batch), instead of measured_tokens_per_s"
+                        : isnan(ms) && isnan(ls) && !(r->measured > 0) ? "measured_tokens_per_s: a positive number"
                         : !r->tp || !r->pp || !r->ep || !r->dp ? "tp, pp, ep and dp (the GPUs it ran on): whole numbers 1 to 64"
                         : pg && !cJSON_IsBool(pg) ? "measured_per_gpu: true or false"
-                        : r->per_gpu && !isnan(ms) ? "measured_per_gpu: a first-token latency is not per GPU" : NULL;
+                        : r->per_gpu && (!isnan(ms) || !isnan(ls)) ? "measured_per_gpu: a published latency is not per GPU" : NULL;
         if (!bad && !isnan(ms)) r->measured = p / (ms * 1e-3);   /* a latency published: the prompt's tokens over it */
+        if (!bad && !isnan(ls)) r->measured = b * g / ls;        /* a batch's: its generated tokens over it */
         if (bad) {
             stack_fail("%s: row %d%s%s: %s", path, t->n + 1, r->id ? " " : "", r->id ? r->id : "", bad);
             validate_free(t);

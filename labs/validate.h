@@ -40,8 +40,9 @@ typedef struct {
     int concurrency;              /* a served run's stated concurrency C, run as a batch of C (0: a batch as stated) */
     int per_gpu;                  /* the figure is per GPU (TensorRT-LLM's "out tok/s/GPU"): tokens / GPUs */
     const char *unmodeled;        /* "pp", "ep" or "dp": what hipath does not model yet (NULL: it runs) */
-    double measured;              /* tokens/s, published (or prompt_len over a published first-token latency) */
-    double first_token_ms;        /* that latency, when the row gives one (else NaN) */
+    double measured;              /* tokens/s, published (or over a published latency: prompt_len over a first token's, batch x gen_len over a batch's) */
+    double first_token_ms;        /* that first-token latency, when the row gives one (else NaN) */
+    double latency_s;             /* a static batch's whole latency (vLLM's benchmark_latency), when given (else NaN) */
     double waves_s, launch_s;     /* the modeled time, split */
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */

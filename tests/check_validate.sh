@@ -2,7 +2,8 @@
 # `hipath validate` (issue 29): the published measurements
 # (tests/data/gpu_measurements.json) parse and are sourced (60 rows or more
 # over the 7 profiles, 10 prefill rows or more at several prompt lengths, at
-# most half calibrate; a first-token latency is the prompt over it); every row runs on its
+# most half calibrate; a first-token latency is the prompt over it, a batch's
+# latency its generated tokens over it); every row runs on its
 # analytic profile; its figures are modeled or published, so a row run
 # alone gives the same as in the whole run, and the summary trace the same
 # as the full one (--full-trace); each modeled figure is its time's
@@ -30,6 +31,8 @@ printf '{"rows": [{"id": "x", "gpu": "h100", "model": "m", "config": "c", "dtype
 "$HIPATH" validate --data "$OUT/bad.json" --out "$OUT/bad" > /dev/null 2> "$OUT/bad.err" && { echo "FAIL: a bad dtype was taken"; exit 1; }
 sed 's/"fp4"/"fp8", "kv_dtype": "fp8", "tp": 0.5/' "$OUT/bad.json" > "$OUT/badtp.json"
 "$HIPATH" validate --data "$OUT/badtp.json" --out "$OUT/bad" > /dev/null 2> "$OUT/badtp.err" && { echo "FAIL: tp 0.5 was taken"; exit 1; }
+sed 's/"fp4"/"fp8", "kv_dtype": "fp8"/; s/"measured_tokens_per_s"/"measured_latency_s"/' "$OUT/bad.json" > "$OUT/badlat.json"
+"$HIPATH" validate --data "$OUT/badlat.json" --out "$OUT/bad" > /dev/null 2> "$OUT/badlat.err" && { echo "FAIL: a decode row's batch latency was taken"; exit 1; }
 python3 - "$OUT" "$HIPATH" <<'PY'
 import json, statistics, subprocess, sys
 out, hipath = sys.argv[1], sys.argv[2]
@@ -61,6 +64,10 @@ lat = [r for r in rows if "measured_first_token_ms" in r]
 check(all("measured_tokens_per_s" not in r and r["phase"] == "prefill" and abs(by[r["id"]]["measured_tokens_per_s"] -
           r["prompt_len"] / (r["measured_first_token_ms"] / 1e3)) < 1e-9 * by[r["id"]]["measured_tokens_per_s"] for r in lat),
       f"{len(lat)} first-token latencies: prefill rows, measured tokens/s = the prompt over the published time")
+blat = [r for r in rows if "measured_latency_s" in r]
+check(blat and all("measured_tokens_per_s" not in r and "concurrency" not in r and r["phase"] == "e2e" and by[r["id"]]["measured_latency_s"] == r["measured_latency_s"]
+                   and abs(by[r["id"]]["measured_tokens_per_s"] - r["batch"] * r["gen_len"] / r["measured_latency_s"]) < 1e-9 * by[r["id"]]["measured_tokens_per_s"] for r in blat),
+      f"{len(blat)} batch latencies: e2e rows at a stated batch, measured tokens/s = batch x gen_len over the published time")
 later = [r for r in rows if max(r.get(k, 1) for k in ("pp", "ep", "dp")) > 1]
 listed = [r for r in got["rows"] if "not_modeled_yet" in r]
 check({r["id"] for r in listed} == {r["id"] for r in later} and all(r["modeled_tokens_per_s"] is None and r["loso_tokens_per_s"] is None for r in listed),
@@ -215,5 +222,6 @@ PY
 rc=$?
 [ "$(wc -l < "$OUT/bad.err")" -eq 1 ] && grep -q "dtype" "$OUT/bad.err" || { echo "FAIL: a bad table: not one line naming the dtype: $(cat "$OUT/bad.err")"; rc=1; }
 [ "$(wc -l < "$OUT/badtp.err")" -eq 1 ] && grep -q "tp, pp, ep and dp" "$OUT/badtp.err" || { echo "FAIL: tp 0.5: not one line naming tp: $(cat "$OUT/badtp.err")"; rc=1; }
+[ "$(wc -l < "$OUT/badlat.err")" -eq 1 ] && grep -q "measured_latency_s" "$OUT/badlat.err" || { echo "FAIL: a decode row's batch latency: not one line naming it: $(cat "$OUT/badlat.err")"; rc=1; }
 [ $rc -eq 0 ] && echo "check_validate: all passed" || echo "check_validate: FAILED"
 exit $rc
