@@ -126,10 +126,12 @@ static double gqa_ops(bounds_result *r, double d, double q, double kv, shard s, 
  * key: all the cache keeps), and kv_b_proj's W_UK and W_UV applied per
  * token to the query and the output (absorbed, so its rows multiply the
  * latent once a token, not once a cached position). A pair scores rank +
- * rope and sums rank, per head: 2 h (2 rank + rope). */
+ * rope and sums rank, per head: 2 h (2 rank + rope). Over N GPUs (vLLM's
+ * split) the heads divide: q (q_b), kv_b and o by N; q_a and kv_a, like
+ * the latent cache, are whole on each. */
 static double mla_ops(bounds_result *r, const model_config *c, shard s, double b_q, int G, double prefill, double decode,
                       double *bytes, double *params) {
-    double d = c->dim, H = c->n_heads, qr = c->q_lora_rank, rank = c->kv_lora_rank, rope = c->qk_rope_head_dim;
+    double d = c->dim, H = (double)c->n_heads / s.N, qr = c->q_lora_rank, rank = c->kv_lora_rank, rope = c->qk_rope_head_dim;
     double q = H * c->head_dim, kv_b = H * ((double)c->qk_nope_head_dim + c->v_head_dim), o_in = H * c->v_head_dim;
     double m_qa = qr ? matrix_bytes(d, qr, b_q, G) : 0, m_q = matrix_bytes(qr ? qr : d, q, b_q, G);
     double m_kva = matrix_bytes(d, rank + rope, b_q, G), m_kvb = matrix_bytes(rank, kv_b, b_q, G);
@@ -188,8 +190,8 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     o = add_op(r, "attn", s.layers);
     set(&o->phase[BOUNDS_PREFILL], B * nL * pair * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
     set(&o->phase[BOUNDS_DECODE], B * nL * pair * L, 0, B * L * r->kv_bytes_per_token);
-    linear(r, "o", s.layers, c->kv_lora_rank ? (double)c->n_heads * c->v_head_dim : q, d,
-           matrix_bytes(c->kv_lora_rank ? (double)c->n_heads * c->v_head_dim : q, d, b_q, G), B * P, B);
+    double o_in = c->kv_lora_rank ? (double)c->n_heads / N * c->v_head_dim : q;   /* MLA: h v_head_dim */
+    linear(r, "o", s.layers, o_in, d, matrix_bytes(o_in, d, b_q, G), B * P, B);
     linear(r, "gate", s.layers, d, f, m_up, B * P, B);
     linear(r, "up", s.layers, d, f, m_up, B * P, B);
     linear(r, "down", s.layers, f, d, m_down, B * P, B);
@@ -204,7 +206,7 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     double act_b = strcmp(r->compute_dtype, "fp32") ? 2 : 4;
     r->capacity.weights_bytes = r->weights_bytes;
     r->capacity.kv_bytes = B * (P > L ? P : L) * r->kv_bytes_per_token;
-    double mla_acts = c->kv_lora_rank ? 2.0 * c->n_heads * c->kv_lora_rank : 0;   /* MLA: q_lat, o_lat, [H, rank] each */
+    double mla_acts = c->kv_lora_rank ? 2.0 * c->n_heads / N * c->kv_lora_rank : 0;   /* MLA: q_lat, o_lat, [H, rank] each */
     r->capacity.workspace_bytes = opt->workspace_bytes > 0 ? opt->workspace_bytes
                                 : B * P * (2 * d + 2 * q + 2 * kv + 2 * f + mla_acts) * act_b + (s.last ? B * V * 4 : 0);
     /* The profile stores "80 GB" of HBM as the 80 GiB it is; the chapter
@@ -279,7 +281,7 @@ static void parallel(bounds_result *r, const model_config *c, const gpu_profile 
     p->pp = M;
     p->gpus = N * M;
     p->heads = c->n_heads / N;
-    p->kv_heads = c->n_kv_heads >= N ? c->n_kv_heads / N : 1;
+    p->kv_heads = c->kv_lora_rank ? 1 : c->n_kv_heads >= N ? c->n_kv_heads / N : 1;   /* MLA: the one latent, whole */
     p->ring_bandwidth = gpu_ring_bandwidth(g, N);
     p->b_fit = INT64_MAX;
     for (int i = 0; i < M; i++) {
