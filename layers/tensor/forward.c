@@ -34,8 +34,9 @@ static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) 
     size_t dim = (size_t)c->dim, ffn = (size_t)c->hidden_dim;
     bytes[A_X] = T * dim * f;
     bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
-    bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
-    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* MLA: mla_state's latent instead */
+    bytes[A_Q] = T * q_dim * f;
+    bytes[A_ATT] = c->kv_lora_rank ? 0 : T * q_dim * f;                /* MLA: mla_state's att, and */
+    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* its latent instead of k, v */
     bytes[A_GATE] = bytes[A_UP] = T * ffn * f;
     bytes[A_XLAST] = S * dim * f;
     bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
