@@ -48,7 +48,7 @@ static int force_reply(served *s, const char *reply, char *err, int errlen) {
  * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
  * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
  * every token (a KV head is kept whole: past N = KV heads they repeat, as
- * vLLM does), and the whole workspace. The workspace holds a step's ids:
+ * vLLM does; MLA's latent is whole on each), and the whole workspace. The workspace holds a step's ids:
  * the budget with chunked prefill, else the longest prompt and a token of
  * every other request. */
 #define KV_MEMORY_SHARE 0.9
@@ -56,7 +56,7 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     int max_batch = eo->max_num_seqs, *kv_tokens = &eo->kv_tokens;
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
-    int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
+    int n = d->gpus, kv_split = c->kv_lora_rank ? 1 : n < c->n_kv_heads ? n : c->n_kv_heads;   /* MLA: the latent whole on each */
     double per_token = (double)model_kv_token_bytes(c, sizeof(float)), per_token_gpu = per_token / kv_split;   /* MLA: the latent */
     double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
     if (mb <= 0 && !(budget > 0)) mb = 64;

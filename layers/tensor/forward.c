@@ -10,7 +10,8 @@
  * transformer): the embedding and the LM head by vocabulary rows, q k v
  * gate up by output columns, attention by heads, o and down by input
  * rows, so that each GPU holds 1/tp of every matrix and of the KV cache
- * (past tp = KV heads, one KV head each, repeated, as vLLM does).
+ * (past tp = KV heads, one KV head each, repeated, as vLLM does; MLA's
+ * latent cache is whole on every GPU, its heads split: mla.c).
  * Wo and Wdown then leave partial sums: an all-reduce makes x whole on
  * every GPU before the residual add; the embedding's rows too. The norms
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
@@ -39,8 +40,9 @@ static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) 
     if (shared > ffn) ffn = shared;         /* the shared experts' FFN uses gate and up too */
     bytes[A_X] = T * dim * f;
     bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
-    bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
-    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* MLA: mla_state's latent instead */
+    bytes[A_Q] = T * q_dim * f;
+    bytes[A_ATT] = c->kv_lora_rank ? 0 : T * q_dim * f;                /* MLA: mla_state's att, and */
+    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* its latent instead of k, v */
     bytes[A_GATE] = bytes[A_UP] = T * ffn * f;
     bytes[A_XLAST] = S * dim * f;
     bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
@@ -62,9 +64,8 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
 
 int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
     if (tp <= 1) return 0;
-    if (c->kv_lora_rank) return snprintf(err, errlen, "tp %d: splitting MLA (deepseek_v3's attention) over GPUs is not modeled", tp), -1;
     if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
-    if (c->n_kv_heads % tp && tp % c->n_kv_heads)
+    if (!c->kv_lora_rank && c->n_kv_heads % tp && tp % c->n_kv_heads)   /* MLA: the latent is whole on every GPU */
         return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
                         tp, c->n_kv_heads), -1;
     if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
@@ -175,7 +176,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm(whole, "attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        if (c->kv_lora_rank) mla_attention(c, L, &s->mla, s->xb, s->xb, s->q, kv, &s->batch, l, s->d_pos, whole);   /* deepseek_v3 */
+        if (c->kv_lora_rank) mla_attention(c, L, &s->mla, s->xb, s->xb, s->q, kv, &s->batch, l, s->d_pos, whole, cols, rows);   /* deepseek_v3 */
         else {
             op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
             if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
