@@ -61,6 +61,8 @@ static const char USAGE[] =
     "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
     "  --tp N                   tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
     "                           interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
+    "  --pp M                   pipeline parallelism: the layers in M stages, each on its own --tp GPUs, the\n"
+    "                           activations sent between them, up to M micro-batches in flight (docs/parallel.md)\n"
     "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n"
     "  --workshop               a room of students' browsers (docs/workshop.md): listens on every interface\n"

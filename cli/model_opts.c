@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 int model_option(model_opts *m, int c, const char *arg) {
-    long tp;
+    long n;
     switch (c) {
     case OPT_MODEL: m->model = arg; m->model_given = 1; return 1;
     case OPT_DEVICE: m->device = arg; return 1;
@@ -21,9 +21,14 @@ int model_option(model_opts *m, int c, const char *arg) {
         if (parse_float(arg, 1e-3, 1 << 20, &m->kv_cache_mb)) return -stack_fail("--kv-cache-mb must be a positive number, got '%s'", arg);
         return 1;
     case OPT_TP:
-        if (parse_int(arg, 1, 64, &tp)) return -stack_fail("--tp must be 1 to 64 GPUs, got '%s'", arg);
-        m->tp = (int)tp;
+        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--tp must be 1 to 64 GPUs, got '%s'", arg);
+        m->tp = (int)n;
         rt_gpus(m->tp);
+        return 1;
+    case OPT_PP:
+        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--pp must be 1 to 64 stages, got '%s'", arg);
+        m->pp = (int)n;
+        rt_stages(m->pp);
         return 1;
     }
     return 0;

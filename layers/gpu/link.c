@@ -29,7 +29,8 @@ gpu_all_reduce gpu_all_reduce_time(const gpu_profile *p, int n, double bytes) {
     return a;
 }
 
-double gpu_send_time(const gpu_profile *p, double bytes) {
-    double pair = !strcmp(p->link.topology, "switch") ? p->link.links * p->link.link_bw : p->link.link_bw;
-    return bytes / pair + p->link.latency_s;
+double gpu_pair_bandwidth(const gpu_profile *p) {
+    return !strcmp(p->link.topology, "switch") ? p->link.links * p->link.link_bw : p->link.link_bw;
 }
+
+double gpu_send_time(const gpu_profile *p, double bytes) { return bytes / gpu_pair_bandwidth(p) + p->link.latency_s; }

@@ -33,7 +33,9 @@ double gpu_ring_bandwidth(const gpu_profile *p, int n);
 /* The ring all-reduce of `bytes` over n GPUs, seconds, and its two terms. */
 typedef struct { double bandwidth_s, latency_s, total_s; } gpu_all_reduce;
 gpu_all_reduce gpu_all_reduce_time(const gpu_profile *p, int n, double bytes);
-/* One point-to-point send of `bytes` between two GPUs, seconds. */
+/* beta_pair, bytes/s, and one point-to-point send of `bytes` between two
+ * GPUs, seconds: bytes / beta_pair + alpha. */
+double gpu_pair_bandwidth(const gpu_profile *p);
 double gpu_send_time(const gpu_profile *p, double bytes);
 
 #endif

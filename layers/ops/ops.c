@@ -46,7 +46,7 @@ void op_fan_out(int gpus) {
     for (int g = 0; gpus > 1 && g < gpus; g++) {
         uint64_t f = trace_flow_next();
         trace_flow_out(f);
-        trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(g), f);
+        trace_flow_in_track(L_GPU, sim_track(g), f);
     }
 }
 
@@ -129,4 +129,10 @@ void op_gather(op_plan p, const char *name, int rows, int n) {
     kcost c = begin(p, name, 0, 4.0 * rows * n / rt_device_now()->gpus);   /* each GPU's share of the rows */
     rt_gather(c.bytes, c.step);
     end_tokens(&c, 0, rows);
+}
+
+void op_send(op_plan p, const char *name, int T, int n, int from, int to) {
+    kcost c = begin(p, name, 0, 4.0 * T * n);   /* the activations are f32 */
+    rt_send(c.bytes, from, to, c.step);
+    end_tokens(&c, 0, T);
 }

@@ -49,5 +49,8 @@ void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n)
  * `rows` rows of n values split over the GPUs (the logits). */
 void op_all_reduce(op_plan p, const char *name, int T, int n);
 void op_gather(op_plan p, const char *name, int rows, int n);
+/* Pipeline parallelism's hand-off: stage `from` sends T rows of n f32
+ * activations to stage `to` (each GPU of one to its peer in the other). */
+void op_send(op_plan p, const char *name, int T, int n, int from, int to);
 
 #endif

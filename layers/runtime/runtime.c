@@ -53,20 +53,30 @@ static struct {
     map_rec *m; int nm, capm;
     kstat *k; int nk, capk;
     int loaded, jit, gpus;
-} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1 }, .drv = &rt_host };
+    int stages, replicas;
+} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1 },
+        .drv = &rt_host };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
 static const char *COUNTER[] = { "mem_weights_bytes", "mem_kv_bytes", "mem_activations_bytes", "mem_workspace_bytes" };
 
 void rt_jit(int on) { R.jit = on; }
 void rt_gpus(int n) { R.gpus = n; }
+void rt_stages(int m) { R.stages = m; }
+void rt_replicas(int n) { R.replicas = n; }
 
 int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_kernel_list *const *k, int n,
             char *err, int errlen) {
-    rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1 };
-    if (d.gpus > 1 && !drv->all_reduce)
-        return snprintf(err, errlen, "--tp %d: device %s is not a modeled GPU; tensor parallelism is modeled on sim:PROFILE and "
-                        "analytic:PROFILE", d.gpus, name), -1;
+    rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1, .stages = R.stages > 1 ? R.stages : 1,
+                    .replicas = R.replicas > 1 ? R.replicas : 1 };
+    const char *flag = d.gpus > 1 ? "--tp" : d.stages > 1 ? "--pp" : "--dp";
+    int many = d.gpus > 1 ? d.gpus : d.stages > 1 ? d.stages : d.replicas;
+    if (many > 1 && !drv->all_reduce)
+        return snprintf(err, errlen, "%s %d: device %s is not a modeled GPU; parallelism is modeled on sim:PROFILE and "
+                        "analytic:PROFILE", flag, many, name), -1;
+    if (d.gpus * d.stages * d.replicas > 64)
+        return snprintf(err, errlen, "tp %d x pp %d x dp %d: %d GPUs; hipath models at most 64", d.gpus, d.stages, d.replicas,
+                        d.gpus * d.stages * d.replicas), -1;
     if (drv->open(arg, &d, err, errlen)) return -1;
     snprintf(d.name, sizeof d.name, "%s", name);
     R.dev = d;
@@ -186,6 +196,33 @@ static void collective(const char *call, void (*run)(double, int64_t), double by
 }
 void rt_all_reduce(double bytes, int64_t step) { collective("ncclAllReduce", R.drv->all_reduce, bytes, step); }
 void rt_gather(double bytes, int64_t step) { collective("gather", R.drv->gather, bytes, step); }
+
+void rt_replica(int r) {
+    if (R.drv->replica) R.drv->replica(r);
+}
+
+void rt_stage(int s) {
+    if (R.drv->stage) R.drv->stage(s);
+}
+
+void rt_send(double bytes, int from, int to, int64_t step) {
+    if (R.dev.stages < 2) return;
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "ncclSend", TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("from_stage", from), TA_INT("to_stage", to),
+                                           TA_INT("gpus", R.dev.gpus)));
+    R.drv->send(bytes, from, to, step);
+    trace_end(w, NO_ARGS);
+}
+
+rt_event rt_event_record(void) { return R.drv->event_record ? R.drv->event_record() : 0; }
+
+void rt_event_synchronize(rt_event e, int64_t step) {
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "event_synchronize", NO_ARGS);
+    if (R.drv->event_synchronize) R.drv->event_synchronize(e);
+    else R.drv->sync();
+    trace_end(w, NO_ARGS);
+}
 
 /* --jit: the compile (or the cache hit) as a slice of its own, before the
  * module load; a failure says why and keeps the built-in code objects. */

@@ -125,10 +125,11 @@ static void preempt(engine *e, request *r) {
 }
 
 /* The request to preempt: the most recently admitted that is not already
- * in this step (it may be the one that needs the block). */
+ * in this step (it may be the one that needs the block), nor in a batch
+ * still in the pipeline. */
 static request *victim(engine *e) {
     for (int i = e->n_running - 1; i >= 0; i--)
-        if (!e->running[i]->chunk) return e->running[i];
+        if (!e->running[i]->chunk && !e->running[i]->in_flight) return e->running[i];
     return NULL;
 }
 
@@ -141,8 +142,10 @@ static int schedule_running(engine *e, int decoding, int budget) {
         int left = r->n_ids - r->kv.len, n = left < budget ? left : budget;
         if (r->chunk || is_decoding(r) != decoding || (e->o.no_chunked_prefill && n < left)) { i++; continue; }
         request *v = NULL;
-        while (grow(e, r, NULL, 0, r->kv.len + n) && (v = victim(e)) && v != r) preempt(e, v);
-        if (v == r) { preempt(e, r); continue; }   /* none left to take from: it waits for blocks at the queue's head */
+        int short_of_blocks;
+        while ((short_of_blocks = grow(e, r, NULL, 0, r->kv.len + n)) && (v = victim(e)) && v != r) preempt(e, v);
+        if (short_of_blocks && v == r) { preempt(e, r); continue; }   /* none left to take from: it waits for blocks at the queue's head */
+        if (short_of_blocks) { i++; continue; }   /* those holding them are in flight: it waits for their tokens */
         r->chunk = n;
         budget -= n;
         i++;
@@ -226,8 +229,8 @@ static void drop_cancelled(engine *e, request **gone) {
  * Returns the step's ids; those in it have r->chunk > 0.
  */
 int sched_compose(engine *e, request **gone) {
-    for (int i = 0; i < e->n_running; i++)
-        if (unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
+    for (int i = 0; i < e->n_running; i++)   /* one in flight leaves once its tokens are back */
+        if (!e->running[i]->in_flight && unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
     sched_compact(e);
     drop_cancelled(e, gone);
     for (int i = 0; i < e->n_running; i++) e->running[i]->chunk = 0;

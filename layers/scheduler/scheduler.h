@@ -25,6 +25,7 @@
 #include "layers/ops/sample.h"
 #include "layers/scheduler/metrics.h"
 #include "layers/scheduler/blocks.h"
+#include "layers/runtime/runtime.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -71,6 +72,7 @@ struct request {
     int chunk;                   /* ids this step computes (0: not in this step) */
     int worst_blocks;            /* blocks for prompt + max_tokens */
     int seated;                  /* in running[], its worst case counted in promised */
+    int in_flight;               /* batches it is in whose tokens are not back (pipeline parallelism) */
     double t_admit, t_token;     /* first admission; last token */
     request *next;               /* waiting-queue link */
 };
@@ -87,6 +89,19 @@ typedef struct {
                                     nothing is ever preempted (hipath's scheduler before optimistic admission) */
 } engine_opts;
 
+/* A step's batch, as vLLM's SchedulerOutput with its model output: the
+ * requests, their sequences for forward(), their logits' rows, and, in
+ * flight on a pipeline, the event its logits are waited for by. */
+typedef struct {
+    request **batch;             /* [max_num_seqs] */
+    seq_step *seqs;
+    const char **fin;            /* each one's finish, once sampled (NULL: goes on) */
+    float *logits;               /* [max_num_seqs][vocab] */
+    int n, tokens, n_prefill, prefill_tokens, n_sampled, failed;
+    int64_t step;
+    rt_event done;
+} scheduler_output;
+
 typedef struct {
     const model *m;
     engine_opts o;
@@ -94,7 +109,11 @@ typedef struct {
     block_manager bm;            /* who holds which block, and the prefix cache */
     int *hit;                    /* a prefix-cache lookup's blocks, [kv.n_blocks] */
     forward_state fs;
-    float *logits, *work;        /* [max_num_seqs][vocab], sampler scratch */
+    float *logits, *work;        /* [batch_queue_size][max_num_seqs][vocab], sampler scratch */
+    /* The batches in flight, oldest first from queue_head (vLLM's batch
+     * queue): as many as the pipeline's stages (max_concurrent_batches). */
+    scheduler_output *batch_queue;
+    int batch_queue_size, queue_head, n_queued;
     int64_t step;                /* engine steps so far */
     /* Shared with the submitting threads, under mu. */
     pthread_mutex_t mu;

@@ -48,7 +48,9 @@ static int force_reply(served *s, const char *reply, char *err, int errlen) {
  * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
  * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
  * every token (a KV head is kept whole: past N = KV heads they repeat, as
- * vLLM does), and the whole workspace. The workspace holds a step's ids:
+ * vLLM does), and the whole workspace; over --pp M stages a GPU holds its
+ * stage's layers' share of both, the fullest stage's (the embedding and
+ * the LM head counted as if spread with the layers). The workspace holds a step's ids:
  * the budget with chunked prefill, else the longest prompt and a token of
  * every other request. */
 #define KV_MEMORY_SHARE 0.9
@@ -57,7 +59,9 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
     int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
-    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim), per_token_gpu = per_token / kv_split;
+    int stage_layers = c->n_layers / d->stages + (c->n_layers % d->stages > 0);   /* the fullest stage's (forward_stage_of) */
+    double stage_share = (double)stage_layers / c->n_layers;
+    double per_token = (double)kv_token_bytes(c->n_layers, c->n_kv_heads * c->head_dim), per_token_gpu = per_token / kv_split * stage_share;
     double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
     if (mb <= 0 && !(budget > 0)) mb = 64;
     if (mb > 0) {
@@ -69,7 +73,7 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
                 per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
         return 0;
     }
-    double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
+    double weights = (double)weights_bytes(&s->m.files) / n * stage_share;   /* one GPU's */
     double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
     int fixed_step = eo->max_num_batched_tokens > 0;   /* else the step grows with the context (served_open's default) */
     double room = budget - weights - ws_fixed - ws_token * (fixed_step ? eo->max_num_batched_tokens : max_batch);
@@ -83,12 +87,12 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     }
     if (len < 2 || kv < KV_BLOCK_SIZE * per_token_gpu)
         return snprintf(err, errlen, "%s: the weights (%.2f GB%s) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
-                        d->name, weights / 1e9, n > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
+                        d->name, weights / 1e9, n * d->stages > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
     *kv_tokens = (int)fmin(kv / per_token_gpu, INT_MAX / 2);
     s->max_model_len = (int)len;
-    if (n > 1)
+    if (n * d->stages > 1)
         fprintf(stderr, "hipath: KV cache %d tokens over %d GPUs: on each, %.3g GB: %.0f%% of %s's %.4g GB, less its weights %.3g GB "
-                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n,
+                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n * d->stages,
                 kv / 1e9, 100 * KV_MEMORY_SHARE, d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap,
                 s->max_model_len);
     else
@@ -103,7 +107,7 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) return -1;
     const model_config *c = &s->m.cfg;
-    if (forward_split_check(c, rt_device_now()->gpus, err, errlen)) goto fail_model;
+    if (forward_split_check(c, rt_device_now()->gpus, rt_device_now()->stages, err, errlen)) goto fail_model;
     const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
     if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
     if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;

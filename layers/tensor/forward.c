@@ -13,6 +13,13 @@
  * Wo and Wdown then leave partial sums: an all-reduce makes x whole on
  * every GPU before the residual add; the embedding's rows too. The norms
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
+ *
+ * Over pp stages (pipeline parallelism) the layers are cut into pp runs,
+ * as vLLM's get_pp_indices cuts them, each stage its own tp GPUs: the
+ * first embeds, the last computes the logits, and each hands x to the
+ * next (a send: T x dim f32). The logits then come back without the host
+ * waiting: the engine waits for the step's event when it needs them, so
+ * that other micro-batches are in the pipeline meanwhile.
  */
 #include "layers/tensor/forward.h"
 #include "layers/ops/ops.h"
@@ -47,7 +54,8 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
     return sum;
 }
 
-int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
+int forward_split_check(const model_config *c, int tp, int pp, char *err, int errlen) {
+    if (pp > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", pp, c->n_layers), -1;
     if (tp <= 1) return 0;
     if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
     if (c->n_kv_heads % tp && tp % c->n_kv_heads)
@@ -55,6 +63,18 @@ int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
                         tp, c->n_kv_heads), -1;
     if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
     return 0;
+}
+
+/* Layer l's stage of pp, as vLLM's get_pp_indices: n_layers / pp each, the
+ * remainder one more each to the stages before the last, from the last but
+ * one back (the first holds the embedding and the last the LM head). */
+int forward_stage_of(int n_layers, int pp, int l) {
+    int base = n_layers / pp, extra = n_layers % pp, end = 0;
+    for (int s = 0; s < pp; s++) {
+        end += base + (s >= pp - 1 - extra && s < pp - 1);
+        if (l < end) return s;
+    }
+    return pp - 1;
 }
 
 int forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs) {
@@ -102,7 +122,8 @@ static void stack(forward_state *s, const seq_step *seqs, int n_seqs, int T, int
 
 /* logits = Wlm . norm(x), only for each sequence's last row that needs
  * them; then up to the host: the copy waits for every kernel queued before it. */
-static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs, int n_logits, op_plan whole, op_plan cols) {
+static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs, int n_logits, op_plan whole, op_plan cols,
+                    int wait) {
     const model_config *c = &m->cfg;
     int dim = c->dim, vocab = c->vocab_size;
     for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
@@ -117,7 +138,7 @@ static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs
             trace_flow_in(trace_request_flow(seqs[i].req, HOP_COMPUTED));
             trace_flow_out(trace_request_flow(seqs[i].req, HOP_COPIED_BACK));
         }
-        rt_copy(seqs[i].logits, s->logits + (size_t)r++ * vocab, vocab * sizeof(float), COPY_D2H, whole.step);
+        (wait ? rt_copy : rt_copy_async)(seqs[i].logits, s->logits + (size_t)r++ * vocab, vocab * sizeof(float), COPY_D2H, whole.step);
     }
 }
 
@@ -129,13 +150,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int dim = c->dim, hd = c->head_dim;
     int adjacent = c->rope == ROPE_ADJACENT;
 
-    /* The plan: how each op splits over the tp GPUs (ops.h). */
-    int tp = rt_device_now()->gpus;
+    /* The plan: how each op splits over the tp GPUs (ops.h); which of the pp stages runs it. */
+    int tp = rt_device_now()->gpus, pp = rt_device_now()->stages, stage = 0;
     int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
     op_plan whole = { step, 1, SPLIT_OUT }, cols = { step, tp, SPLIT_OUT }, rows = { step, tp, SPLIT_IN },
             kv_cols = { step, kv_split, SPLIT_OUT };
 
     trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
+    rt_stage(0);
     op_fan_out(tp);   /* the step fans out: an arrow to each GPU's first work */
     /* an arrow on to the first thing it does: copy the ids (layer 2) */
     trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
@@ -148,6 +170,10 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
+        if (forward_stage_of(c->n_layers, pp, l) != stage) {   /* the next stage's first layer: x goes over to it */
+            op_send(whole, "pp_send", T, dim, stage, stage + 1);
+            rt_stage(++stage);
+        }
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm(whole, "attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
@@ -176,7 +202,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     }
     for (int i = 0; i < n_seqs; i++) seqs[i].kv->len += seqs[i].n;
 
-    if (n_logits) lm_head(m, s, seqs, n_seqs, n_logits, whole, cols);
+    if (n_logits) lm_head(m, s, seqs, n_seqs, n_logits, whole, cols, pp == 1);
     trace_end(w, NO_ARGS);
     return 0;
 }
