@@ -47,6 +47,8 @@ static const char USAGE[] =
     "                       interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
     "  --pp M               pipeline parallelism: the layers in M stages, each on its own --tp GPUs, the\n"
     "                       activations sent between them, up to M micro-batches in flight (docs/parallel.md)\n"
+    "  --dp N               data parallelism: N engine replicas (analytic: only), each its own GPUs and KV pool\n"
+    "  --dp-lb M            round_robin (default) or shortest_queue: which replica takes a request\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
     "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";
@@ -183,7 +185,8 @@ int cmd_run(int argc, char **argv) {
     char err[512], base[256], model[256];
     if (url && m.analytic) return stack_fail("run --analytic: needs --config CONFIG.json and no --url");
     if (model_options_done(&m, "run")) return 1;
-    if (url && (m.tokenizer || m.reply || web_too || m.tp > 1 || m.pp > 1)) return stack_fail("run: --tokenizer, --reply, --web, --tp and --pp are the in-process server's, not --url's");
+    if (url && (m.tokenizer || m.reply || web_too || m.tp > 1 || m.pp > 1 || m.dp > 1))
+        return stack_fail("run: --tokenizer, --reply, --web, --tp, --pp and --dp are the in-process server's, not --url's");
     const char *db = m.db, *pftrace = m.perfetto;
     signal(SIGPIPE, SIG_IGN);
     sigset_t stop;   /* --web waits for these; every thread started from here on leaves them to sigwait */
@@ -204,7 +207,7 @@ int cmd_run(int argc, char **argv) {
     if (!url) {
         server_opts o = { .model_dir = m.model, .host = "127.0.0.1", .port = 0, .kv_cache_mb = m.kv_cache_mb,
                           .open_text = tokenizer_open_text, .tokenizer_path = m.tokenizer, .reply = m.reply,
-                          .analytic_dtype = m.analytic ? m.dtype : NULL };
+                          .analytic_dtype = m.analytic ? m.dtype : NULL, .dp_lb = m.dp_lb };
         if (stack_serve(&k, &o, web_too ? &wo : NULL, db, err, sizeof err)) {
             stack_fail("%s", err);
             stack_close(&k, err, sizeof err);

@@ -2,7 +2,9 @@
  * the device it runs on, the trace it records. */
 #include "cli/cli.h"
 #include "layers/runtime/runtime.h"
+#include "layers/scheduler/served.h"
 #include <stdio.h>
+#include <string.h>
 
 int model_option(model_opts *m, int c, const char *arg) {
     long n;
@@ -29,6 +31,15 @@ int model_option(model_opts *m, int c, const char *arg) {
         if (parse_int(arg, 1, 64, &n)) return -stack_fail("--pp must be 1 to 64 stages, got '%s'", arg);
         m->pp = (int)n;
         rt_stages(m->pp);
+        return 1;
+    case OPT_DP:
+        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--dp must be 1 to 64 replicas, got '%s'", arg);
+        m->dp = (int)n;
+        rt_replicas(m->dp);
+        return 1;
+    case OPT_DP_LB:
+        for (m->dp_lb = 0; m->dp_lb < 2 && strcmp(arg, DP_LB_NAME[m->dp_lb]); m->dp_lb++) {}
+        if (m->dp_lb == 2) return -stack_fail("--dp-lb must be round_robin or shortest_queue, got '%s'", arg);
         return 1;
     }
     return 0;

@@ -6,6 +6,8 @@
  */
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,9 +54,11 @@ static struct {
     alloc_rec *a; int na, capa;
     map_rec *m; int nm, capm;
     kstat *k; int nk, capk;
-    int loaded, jit, gpus;
+    _Atomic int loaded;
+    int jit, gpus;
     int stages, replicas;
-} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1 },
+    pthread_mutex_t mu;   /* the first launch and the kernel stats: --dp's engines launch at once */
+} R = { .mu = PTHREAD_MUTEX_INITIALIZER, .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1 },
         .drv = &rt_host };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
@@ -74,6 +78,9 @@ int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_ke
     if (many > 1 && !drv->all_reduce)
         return snprintf(err, errlen, "%s %d: device %s is not a modeled GPU; parallelism is modeled on sim:PROFILE and "
                         "analytic:PROFILE", flag, many, name), -1;
+    if (d.replicas > 1 && drv->has_data)
+        return snprintf(err, errlen, "--dp %d: data parallelism is modeled on analytic:PROFILE only (on %s every replica's "
+                        "data would be computed on this host by one kernel pool)", d.replicas, name), -1;
     if (d.gpus * d.stages * d.replicas > 64)
         return snprintf(err, errlen, "tp %d x pp %d x dp %d: %d GPUs; hipath models at most 64", d.gpus, d.stages, d.replicas,
                         d.gpus * d.stages * d.replicas), -1;
@@ -264,8 +271,12 @@ static void code_object(const void *kernel) {
 
 uint64_t rt_launch_begin(const void *code, uint64_t t0) {
     if (!R.loaded) {
-        code_object(code);
-        t0 = 0;   /* the load took time since then */
+        pthread_mutex_lock(&R.mu);
+        if (!R.loaded) {
+            code_object(code);
+            t0 = 0;   /* the load took time since then */
+        }
+        pthread_mutex_unlock(&R.mu);
     }
     return t0 ? t0 : trace_now_ns();
 }
@@ -281,15 +292,18 @@ void rt_kernel_measured(const char *kernel, const char *op, int64_t step, double
 }
 
 void rt_kernel_done(const char *op, double seconds, double flops, double bytes) {
+    pthread_mutex_lock(&R.mu);
     int i = 0;
     while (i < R.nk && strcmp(R.k[i].op, op)) i++;
     if (i == R.nk) {
         kstat *k = grow(R.k, R.nk, &R.capk, sizeof *R.k);
-        if (!k) return;
-        R.k = k;
-        R.k[R.nk++] = (kstat){ .op = op };
+        if (k) {
+            R.k = k;
+            R.k[R.nk++] = (kstat){ .op = op };
+        }
     }
-    R.k[i].calls++; R.k[i].s += seconds; R.k[i].flops += flops; R.k[i].bytes += bytes;
+    if (i < R.nk) { R.k[i].calls++; R.k[i].s += seconds; R.k[i].flops += flops; R.k[i].bytes += bytes; }
+    pthread_mutex_unlock(&R.mu);
 }
 
 void rt_kernel_stats(FILE *f) {

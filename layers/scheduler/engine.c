@@ -51,10 +51,25 @@ static void batch_queue_free(engine *e) {
     free(e->batch_queue);
 }
 
+/* Replica r's names in the trace (trace.h keeps them by pointer); one
+ * engine alone keeps the plain ones, and no thread name nor tokens counter. */
+#define MAX_REPLICAS 64
+static char REPLICA_NAME[MAX_REPLICAS][5][32];
+static void name_replica(engine *e, int r) {
+    static const char *const WHAT[5] = { NULL, "running", "waiting", "kv_blocks_used", "computed_tokens" };
+    const char **name[5] = { &e->thread_name, &e->running_name, &e->waiting_name, &e->kv_name, &e->tokens_name };
+    for (int i = 0; i < 5; i++) {
+        if (rt_device_now()->replicas < 2 || r >= MAX_REPLICAS) { *name[i] = i < 4 ? WHAT[i] : NULL; continue; }
+        snprintf(REPLICA_NAME[r][i], sizeof REPLICA_NAME[r][i], i ? "engine %d/%s" : "engine %d", r, WHAT[i]);
+        *name[i] = REPLICA_NAME[r][i];
+    }
+}
+
 static int init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     memset(e, 0, sizeof *e);
     e->m = m;
     e->o = *o;
+    name_replica(e, o->replica);
     const model_config *c = &m->cfg;
     if (!e->o.max_model_len) e->o.max_model_len = c->max_seq_len;
     if (e->o.max_num_seqs < 1 || e->o.max_num_batched_tokens < e->o.max_num_seqs) {
@@ -90,7 +105,9 @@ static int init(engine *e, const model *m, const engine_opts *o, char *err, int 
  * own in the trace: the layers' own tracks are the steps'. */
 int engine_init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     trace_thread_name("engine setup");
+    rt_replica(o->replica);   /* its weights' upload on its own GPUs */
     int rc = init(e, m, o, err, errlen);
+    rt_replica(0);
     trace_thread_name(NULL);
     return rc;
 }
@@ -191,11 +208,12 @@ static void execute_model(engine *e, scheduler_output *o) {
     for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
         if (!batch[i]->n_preempted && batch[i]->kv.len == batch[i]->n_cached && batch[i]->n_out == 0)
             trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
-    trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", o->n_prefill), TA_INT("n_decode", n - o->n_prefill),
-                                              TA_INT("prefill_tokens", o->prefill_tokens), TA_INT("decode_tokens", o->tokens - o->prefill_tokens),
-                                              TA_INT("tokens", o->tokens), TA_STR("requests", ids && chunks ? ids : "[]"),
-                                              TA_STR("chunks", ids && chunks ? chunks : "[]"),
-                                              TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free)));
+    trace_arg args[] = { TA_INT("n_prefill", o->n_prefill), TA_INT("n_decode", n - o->n_prefill),
+                         TA_INT("prefill_tokens", o->prefill_tokens), TA_INT("decode_tokens", o->tokens - o->prefill_tokens),
+                         TA_INT("tokens", o->tokens), TA_STR("requests", ids && chunks ? ids : "[]"),
+                         TA_STR("chunks", ids && chunks ? chunks : "[]"), TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free),
+                         TA_INT("engine", e->o.replica) };   /* the last: which replica, past one (--dp) */
+    trace_begin_flowing(w, "step", (int)(sizeof args / sizeof *args) - (e->thread_name == NULL), args);
     free(ids); free(chunks);
     o->failed = forward(e->m, &e->fs, &e->kv, o->seqs, n, e->step++);
 }
@@ -227,6 +245,8 @@ static void update_from_output(engine *e, scheduler_output *o, request **gone) {
     e->met.generation_tokens += o->failed ? 0 : o->n_sampled;
     e->met.computed_tokens += o->failed ? 0 : o->tokens;
     hist_observe(&e->met.batch, o->n);
+    if (e->tokens_name)   /* a replica's load, beside the others' (--dp) */
+        trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, o->step), e->tokens_name, (double)e->met.computed_tokens, 0);
     for (int i = 0; i < o->n; i++) {
         request *r = o->batch[i];
         r->in_flight--;
@@ -373,6 +393,8 @@ int engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap) {
 
 static void *engine_main(void *arg) {
     engine *e = arg;
+    rt_replica(e->o.replica);   /* its steps on its own GPUs */
+    trace_thread_name(e->thread_name);   /* replicas' steps side by side, each on its own track */
     pthread_mutex_lock(&e->mu);
     while (!e->quit) {
         if (!e->n_running && !e->wait_head) { pthread_cond_wait(&e->wake, &e->mu); continue; }
@@ -382,6 +404,14 @@ static void *engine_main(void *arg) {
     }
     pthread_mutex_unlock(&e->mu);
     return NULL;
+}
+
+void engine_load(engine *e, int *running, int *waiting, uint64_t *tokens) {
+    pthread_mutex_lock(&e->mu);
+    *running = e->n_running;
+    *waiting = e->n_waiting;
+    *tokens = e->met.computed_tokens;
+    pthread_mutex_unlock(&e->mu);
 }
 
 int engine_start(engine *e) {

@@ -15,7 +15,7 @@
 static double now_s(void) { return trace_now_ns() * 1e-9; }
 
 static void kv_counter(engine *e) {
-    trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, NO_STEP), "kv_blocks_used", e->kv.n_blocks - e->bm.n_free, 0);
+    trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, NO_STEP), e->kv_name, e->kv.n_blocks - e->bm.n_free, 0);
 }
 
 /* Grow r's block table to hold len ids (after taking n_hit cached blocks);
@@ -252,7 +252,7 @@ int sched_compose(engine *e, request **gone) {
         budget -= n;
     }
     trace_where w = trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, e->step);
-    trace_counter(w, "running", e->n_running, 0);
-    trace_counter(w, "waiting", e->n_waiting, 0);
+    trace_counter(w, e->running_name, e->n_running, 0);
+    trace_counter(w, e->waiting_name, e->n_waiting, 0);
     return e->o.max_num_batched_tokens - budget;
 }

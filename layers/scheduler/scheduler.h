@@ -87,6 +87,7 @@ typedef struct {
     int no_prefix_caching;
     int reserve_worst_case;      /* admit only when prompt + max_tokens fit beside those promised:
                                     nothing is ever preempted (hipath's scheduler before optimistic admission) */
+    int replica;                 /* --dp: which of the device's replicas (vLLM's data_parallel_rank) runs it */
 } engine_opts;
 
 /* A step's batch, as vLLM's SchedulerOutput with its model output: the
@@ -126,6 +127,9 @@ typedef struct {
     int quit, started;
     pthread_t thread;
     engine_metrics met;
+    /* The trace's names for its thread and counters: the plain ones with one
+     * replica, "engine R/..." with more (kept by pointer: a table made once). */
+    const char *thread_name, *running_name, *waiting_name, *kv_name, *tokens_name;
 } engine;
 
 enum { SUBMIT_OK = 0, SUBMIT_INVALID = -1, SUBMIT_NO_ROOM = -2, SUBMIT_CLOSED = -3 };
@@ -151,8 +155,12 @@ int  engine_generate(engine *e, request *r, char *err, int errlen);
  * tokenizer's end-of-turn tokens (text may be NULL). Returns how many were
  * written, at most cap. */
 int  engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
-/* The engine's counters and gauges as Prometheus text (metrics.c). */
-void metrics_print(engine *e, FILE *f);
+/* The counters and gauges of n engines (--dp replicas) as Prometheus text,
+ * summed; with n > 1 each replica's load too, and their imbalance (metrics.c). */
+void metrics_print(engine *e, int n, FILE *f);
+/* Replica r's load: its running and waiting requests, and the tokens its
+ * steps computed (under its lock). */
+void engine_load(engine *e, int *running, int *waiting, uint64_t *tokens);
 
 /* The batch policy (scheduler.c), called by engine_step with e->mu held.
  * sched_compose: the next step: each request of running[0..n_running)

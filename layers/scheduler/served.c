@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const DP_LB_NAME[2] = { "round_robin", "shortest_queue" };
+
 const char *served_name(const char *path, char *buf, int cap) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--;
@@ -81,8 +83,8 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     double step = fixed_step ? eo->max_num_batched_tokens : len + max_batch;
     double workspace = ws_fixed + ws_token * step, kv = budget - weights - workspace;
     const char *cap = "";
-    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
-        kv = 268435456.0 / kv_split;
+    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0 / d->replicas) {
+        kv = 268435456.0 / d->replicas / kv_split;
         cap = ", capped at 256 MiB of host memory (sim computes on this host)";
     }
     if (len < 2 || kv < KV_BLOCK_SIZE * per_token_gpu)
@@ -108,6 +110,9 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
                           : model_load(&s->m, o->model_dir, err, errlen)) return -1;
     const model_config *c = &s->m.cfg;
     if (forward_split_check(c, rt_device_now()->gpus, rt_device_now()->stages, err, errlen)) goto fail_model;
+    s->dp = rt_device_now()->replicas;
+    s->dp_lb = o->dp_lb;
+    if (!(s->e = calloc(s->dp, sizeof *s->e))) { snprintf(err, errlen, "out of memory"); goto fail_model; }
     const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
     if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
     if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;
@@ -139,26 +144,58 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
         goto fail_tok;
     }
     if (eo.max_num_batched_tokens < eo.max_num_seqs) eo.max_num_seqs = eo.max_num_batched_tokens;   /* a token each, at most */
-    if (engine_init(&s->e, &s->m, &eo, err, errlen)) goto fail_tok;
+    int started = 0;
+    for (; started < s->dp; started++) {   /* each replica its own KV pool and GPUs, the same settings */
+        eo.replica = started;
+        if (engine_init(&s->e[started], &s->m, &eo, err, errlen)) goto fail_engines;
+        if (engine_start(&s->e[started])) {
+            snprintf(err, errlen, "cannot start the engine thread");
+            engine_free(&s->e[started]);
+            goto fail_engines;
+        }
+    }
     fprintf(stderr, "hipath: scheduler: max_num_batched_tokens %d, max_num_seqs %d, chunked prefill %s, prefix caching %s, %s\n",
             eo.max_num_batched_tokens, eo.max_num_seqs, eo.no_chunked_prefill ? "off" : "on", eo.no_prefix_caching ? "off" : "on",
             eo.reserve_worst_case ? "worst case reserved (never preempts)" : "optimistic admission, preemption by recompute");
-    if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); engine_free(&s->e); goto fail_tok; }
+    if (s->dp > 1)
+        fprintf(stderr, "hipath: data parallel: %d engine replicas, each its own %d GPU(s) and KV pool, requests balanced by %s\n",
+                s->dp, d->gpus * d->stages, DP_LB_NAME[s->dp_lb]);
     return 0;
 
+fail_engines:
+    for (int r = 0; r < started; r++) { engine_stop(&s->e[r]); engine_free(&s->e[r]); }
 fail_tok:
     free(s->forced);
     s->text.close(s->text.ctx);
 fail_model:
+    free(s->e);
     model_free(&s->m);
     return -1;
 }
 
+void served_stop(served *s) {
+    for (int r = 0; r < s->dp; r++) engine_stop(&s->e[r]);
+}
+
 void served_close(served *s) {
-    engine_free(&s->e);
+    for (int r = 0; r < s->dp; r++) engine_free(&s->e[r]);
+    free(s->e);
     s->text.close(s->text.ctx);
     model_free(&s->m);
     free(s->forced);
+}
+
+engine *served_engine(served *s) {
+    if (s->dp_lb == DP_LB_ROUND_ROBIN) return &s->e[atomic_fetch_add(&s->next, 1) % s->dp];
+    int best = 0, best_score = 0;
+    for (int r = 0; r < s->dp; r++) {
+        int running, waiting;
+        uint64_t tokens;
+        engine_load(&s->e[r], &running, &waiting, &tokens);
+        int score = 4 * waiting + running;
+        if (!r || score < best_score) best = r, best_score = score;
+    }
+    return &s->e[best];
 }
 
 /* The tokenizer's table (s->text) is the one server_opts.open_text
