@@ -54,18 +54,15 @@ static void hist_add(histogram *h, const histogram *o) {
     h->sum += o->sum;
 }
 
-/* Each replica's load, and how uneven it is: the busiest's computed tokens
- * over the mean (1: even; n: one did all the work). */
-static void replicas_print(engine *e, int n, FILE *f) {
+/* Each replica's load (v: running, waiting, computed tokens, a row each),
+ * and how uneven it is: the busiest's computed tokens over the mean (1:
+ * even; n: one did all the work). */
+static void replicas_print(int n, double v[3][n], FILE *f) {
     static const char *const NAME[3] = { "hipath_dp_requests_running", "hipath_dp_requests_waiting", "hipath_dp_computed_tokens_total" };
     static const char *const HELP[3] = { "Requests in a data-parallel replica's running batch.", "Requests queued at a replica.",
                                          "Tokens a replica's steps computed (prefill chunks and decodes)." };
-    double v[3][n], most = 0, sum = 0;
+    double most = 0, sum = 0;
     for (int r = 0; r < n; r++) {
-        int running, waiting;
-        uint64_t tokens;
-        engine_load(&e[r], &running, &waiting, &tokens);
-        v[0][r] = running; v[1][r] = waiting; v[2][r] = (double)tokens;
         sum += v[2][r];
         if (v[2][r] > most) most = v[2][r];
     }
@@ -81,6 +78,7 @@ void metrics_print(engine *e, int n, FILE *f) {
     engine_metrics m;
     metrics_init(&m);
     int running = 0, waiting = 0, promised = 0, used = 0, total = 0;
+    double load[3][n];
     for (int r = 0; r < n; r++) {   /* the replicas' sums: one server's */
         engine *x = &e[r];
         pthread_mutex_lock(&x->mu);
@@ -92,6 +90,7 @@ void metrics_print(engine *e, int n, FILE *f) {
         hist_add(&m.ttft, &o->ttft); hist_add(&m.itl, &o->itl); hist_add(&m.queue, &o->queue); hist_add(&m.batch, &o->batch);
         running += x->n_running; waiting += x->n_waiting; promised += x->promised;
         used += x->kv.n_blocks - x->bm.n_free; total += x->kv.n_blocks;
+        load[0][r] = x->n_running; load[1][r] = x->n_waiting; load[2][r] = (double)o->computed_tokens;
         pthread_mutex_unlock(&x->mu);
     }
     counter(f, "hipath_prompt_tokens_total", "Prompt tokens prefilled.", m.prompt_tokens);
@@ -114,5 +113,5 @@ void metrics_print(engine *e, int n, FILE *f) {
     hist_print(f, "hipath_inter_token_latency_seconds", "Time between consecutive tokens of a request.", &m.itl);
     hist_print(f, "hipath_queue_time_seconds", "Arrival to admission into the batch.", &m.queue);
     hist_print(f, "hipath_batch_size", "Requests per engine step.", &m.batch);
-    if (n > 1) replicas_print(e, n, f);
+    if (n > 1) replicas_print(n, load, f);
 }
