@@ -14,12 +14,10 @@
 #   their mean; the trace has each replica's running/waiting counters;
 # - --dp is refused on a device that computes data, and bad values, in one line.
 cd "$(dirname "$0")/.." || exit 1
-HIPATH=${HIPATH:-build/hipath}
-[ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
+. tests/server/serve.sh
+setup check_dp
 command -v sqlite3 >/dev/null && command -v curl >/dev/null || { echo "skip: sqlite3 or curl missing"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+tmp=$OUT
 CFG=tests/data/llama-2-7b.config.json
 A="--analytic --config $CFG --dtype bf16 --device h100"
 
@@ -42,22 +40,15 @@ fi
 # 2. Two replicas of tp 2, each load balancer.
 for lb in round_robin shortest_queue; do
   db="$tmp/$lb.db"
-  rm -f "$tmp/log"
-  "$HIPATH" serve $A --tp 2 --dp 2 --dp-lb $lb --port 0 --trace-db "$db" > "$tmp/log" 2>&1 &
-  pid=$! port=
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' "$tmp/log" 2>/dev/null)
-    [ -n "$port" ] || ! kill -0 $pid 2>/dev/null && break
-    sleep 0.1
-  done
-  python3 tests/server/dp_lb.py "http://127.0.0.1:$port" > "$tmp/usage" || { echo "FAIL $lb: the client failed"; fail=1; }
+  start $lb "" $A --tp 2 --dp 2 --dp-lb $lb --trace-db "$db"
+  python3 tests/server/dp_lb.py "http://127.0.0.1:$PORT" > "$tmp/usage" || { echo "FAIL $lb: the client failed"; fail=1; }
   for _ in $(seq 1 100); do   # A's cancellation: its replica's next step
-    curl -s "http://127.0.0.1:$port/metrics" > "$tmp/metrics"
+    curl -s "http://127.0.0.1:$PORT/metrics" > "$tmp/metrics"
     grep -q '^hipath_requests_running 0$' "$tmp/metrics" && break
     sleep 0.05
   done
-  kill -TERM $pid 2>/dev/null; wait $pid
-  python3 - "$db" "$lb" "$tmp/metrics" "$tmp/usage" <<'PY' || { fail=1; tail -n 3 "$tmp/log"; }
+  stop $lb
+  python3 - "$db" "$lb" "$tmp/metrics" "$tmp/usage" <<'PY' || { fail=1; tail -n 3 "$tmp/$lb.log"; }
 import json, re, sqlite3, sys
 db, lb, metrics, usage = sqlite3.connect(sys.argv[1]), sys.argv[2], open(sys.argv[3]).read(), json.load(open(sys.argv[4]))
 err = []
@@ -97,12 +88,6 @@ PY
 done
 
 # 3. Refusals, one line each.
-refuse() {   # want-in-message, args...
-  want=$1; shift
-  if "$HIPATH" run --max-tokens 2 "$@" Hi > /dev/null 2> "$tmp/err"; then echo "FAIL: $* was not refused"; fail=1; return; fi
-  if [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "$want" "$tmp/err"; then echo "ok refused: $(cat "$tmp/err")"
-  else echo "FAIL: $* refused with: $(cat "$tmp/err")"; fail=1; fi
-}
 refuse "analytic:PROFILE only" --device sim:h100 --dp 2
 refuse "not a modeled GPU" --device cpu --dp 2
 refuse "1 to 64 replicas" $A --dp 0

@@ -13,12 +13,11 @@
 #   keep every stage busy most of it (utilization from the trace);
 # - impossible pipelines are refused with a one-line reason.
 cd "$(dirname "$0")/.." || exit 1
-HIPATH=${HIPATH:-build/hipath}
-[ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
+HIPATH=${HIPATH:-build/hipath}   # not ASan's: sixteen requests through 4 stages
+. tests/server/serve.sh
+setup check_pp
 command -v sqlite3 >/dev/null || { echo "skip: sqlite3 missing"; exit 77; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+tmp=$OUT
 CFG=tests/data/llama-2-7b.config.json
 
 # 1. --pp 1 is the run without it.
@@ -41,22 +40,15 @@ fi
 # placeholder tokenizer: a word a token or so), M tokens each, ignore_eos.
 serve() {   # db n words max_tokens args...
   db=$1 n=$2 words=$3 mt=$4; shift 4
-  rm -f "$tmp/log"
-  "$HIPATH" serve --analytic --config $CFG --dtype bf16 --port 0 --trace-db "$db" "$@" > "$tmp/log" 2>&1 &
-  pid=$! port=
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*at http:\/\/127\.0\.0\.1:\([0-9]*\)\/v1.*/\1/p' "$tmp/log" 2>/dev/null)
-    [ -n "$port" ] || ! kill -0 $pid 2>/dev/null && break
-    sleep 0.1
-  done
-  python3 - "$port" "$n" "$words" "$mt" > "$tmp/replies" <<'PY' || { fail=1; cat "$tmp/replies"; tail -n 3 "$tmp/log"; }
+  start pp "" --analytic --config $CFG --dtype bf16 --trace-db "$db" "$@"
+  python3 - "$PORT" "$n" "$words" "$mt" > "$tmp/replies" <<'PY' || { fail=1; cat "$tmp/replies"; tail -n 3 "$tmp/pp.log"; }
 import subprocess, sys
 port, n, words, mt = sys.argv[1:5]
 prompts = sum([["--prompt", " ".join(f"w{i}x{k}" for k in range(int(words)))] for i in range(int(n))], [])
 sys.exit(subprocess.call([sys.executable, "tests/server/load.py", f"http://127.0.0.1:{port}", "--concurrency", n, "--requests", n,
                           "--max-tokens", mt, "--ignore-eos"] + prompts))
 PY
-  kill -TERM $pid 2>/dev/null; wait $pid
+  stop pp
 }
 
 # 2-4. One request and sixteen on 2, 3 (32 layers: 11, 11, 10) and 4 stages of H100s (NVSwitch), 2 of
@@ -125,12 +117,6 @@ done
 
 # 5. Refusals, one line each.
 python3 -c "import json; p = json.load(open('layers/gpu/profiles/h100.json')); p.pop('interconnect'); json.dump(p, open('$tmp/nolink.json', 'w'))"
-refuse() {   # want-in-message, args...
-  want=$1; shift
-  if "$HIPATH" run --max-tokens 2 "$@" Hi > /dev/null 2> "$tmp/err"; then echo "FAIL: $* was not refused"; fail=1; return; fi
-  if [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "$want" "$tmp/err"; then echo "ok refused: $(cat "$tmp/err")"
-  else echo "FAIL: $* refused with: $(cat "$tmp/err")"; fail=1; fi
-}
 A="--analytic --config $CFG"
 refuse "no interconnect" $A --device "$tmp/nolink.json" --pp 2
 refuse "more stages than the 4 layers" --device sim:h100 --pp 5
