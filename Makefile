@@ -37,7 +37,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_STAMP := $(BUILD)/.deps
 
 .PHONY: all deps test demo clean asan bench fuzz fuzz-build
-all: $(BUILD)/hipath $(TEST_BIN) $(BUILD)/tests/blocks_replay $(BUILD)/tests/blocks_replay_weak_hash
+all: $(BUILD)/hipath $(TEST_BIN) $(BUILD)/tests/blocks_replay $(BUILD)/tests/blocks_replay_weak_hash $(BUILD)/tests/moe_route
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/deps.sh
@@ -122,6 +122,12 @@ $(BUILD)/tests/blocks_replay: $(BLOCKS_REPLAY) layers/scheduler/blocks.h layers/
 $(BUILD)/tests/blocks_replay_weak_hash: $(BLOCKS_REPLAY) layers/scheduler/blocks.h layers/common/kv.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DBLOCK_HASH_BITS=2 -o $@ $(BLOCKS_REPLAY) $(LDFLAGS)
+
+# The MoE router's kernel on logits read from stdin (tests/check_moe.sh
+# compares it with transformers' DeepseekV3TopkRouter).
+$(BUILD)/tests/moe_route: tests/moe/route.c $(BUILD)/libhipath.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libhipath.a $(LDFLAGS) $(LDLIBS)
 
 # Benchmarks (bench/): they report numbers, they are not tests.
 bench: $(BUILD)/bench/trace_overhead $(BUILD)/bench/trace_bench $(BUILD)/bench/matmul_bench $(BUILD)/bench/attention_bench

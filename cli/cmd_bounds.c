@@ -108,6 +108,41 @@ static cJSON *parallel_json(const gpu_profile *g, const bounds_parallel *p) {
     return j;
 }
 
+/* A MoE's decode step at batch B: the experts a layer reads, expected, and
+ * the weight bytes of the step (bounds_compute_with at that batch). */
+static const int MOE_BATCHES[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096 };
+#define N_MOE_BATCHES (int)(sizeof MOE_BATCHES / sizeof *MOE_BATCHES)
+static double decode_weight_bytes(const model_config *c, const gpu_profile *g, const bounds_input *in,
+                                  const bounds_options *opt, int B) {
+    bounds_input at = *in;
+    bounds_result r;
+    char err[256];
+    at.batch = B;
+    return bounds_compute_with(c, g, &at, opt, &r, err, sizeof err) ? 0 : r.decode.weight_bytes;
+}
+
+static cJSON *moe_json(const model_config *c, const gpu_profile *g, const bounds_input *in, const bounds_options *opt,
+                       const bounds_result *r) {
+    cJSON *j = cJSON_CreateObject(), *by = cJSON_CreateArray();
+    cJSON_AddNumberToObject(j, "experts", c->n_experts);
+    cJSON_AddNumberToObject(j, "top_k", c->n_experts_per_tok);
+    cJSON_AddNumberToObject(j, "shared_experts", c->n_shared_experts);
+    cJSON_AddNumberToObject(j, "moe_layers", r->moe_layers);
+    cJSON_AddNumberToObject(j, "expert_bytes", r->expert_bytes);
+    cJSON_AddNumberToObject(j, "experts_read_decode", bounds_experts_read(c, in->batch));
+    cJSON_AddNumberToObject(j, "experts_read_prefill", bounds_experts_read(c, (double)in->batch * in->prompt_len));
+    for (int i = 0; i < N_MOE_BATCHES; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "batch", MOE_BATCHES[i]);
+        cJSON_AddNumberToObject(e, "experts_read", bounds_experts_read(c, MOE_BATCHES[i]));
+        cJSON_AddNumberToObject(e, "weight_bytes", decode_weight_bytes(c, g, in, opt, MOE_BATCHES[i]));
+        cJSON_AddItemToArray(by, e);
+    }
+    cJSON_AddItemToObject(j, "decode_by_batch", by);
+    cJSON_AddNumberToObject(j, "b_star", r->b_star_moe);
+    return j;
+}
+
 static void print_json(const model_config *c, const gpu_profile *g, const bounds_input *in,
                        const bounds_options *opt, const bounds_result *r, int breakdown) {
     cJSON *j = cJSON_CreateObject(), *cap = cJSON_CreateObject();
@@ -125,6 +160,7 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddNumberToObject(j, "peak_flops", r->peak);
     cJSON_AddNumberToObject(j, "memory_bandwidth_bytes_per_s", r->bandwidth);
     cJSON_AddNumberToObject(j, "params", (double)r->params);
+    cJSON_AddNumberToObject(j, "params_active", (double)r->params_active);
     cJSON_AddNumberToObject(j, "weights_bytes", r->weights_bytes);
     cJSON_AddNumberToObject(j, "kv_bytes_per_token", r->kv_bytes_per_token);
     capacity_json(cap, &r->capacity);
@@ -134,6 +170,7 @@ static void print_json(const model_config *c, const gpu_profile *g, const bounds
     cJSON_AddItemToObject(j, "prefill", phase_json(&r->prefill));
     cJSON_AddItemToObject(j, "decode", phase_json(&r->decode));
     cJSON_AddNumberToObject(j, "b_star", r->b_star);
+    if (r->moe_layers) cJSON_AddItemToObject(j, "moe", moe_json(c, g, in, opt, r));
     if (r->parallel.gpus > 1) cJSON_AddItemToObject(j, "parallel", parallel_json(g, &r->parallel));
     if (breakdown) {
         cJSON *ops = cJSON_AddArrayToObject(j, "ops");
@@ -240,6 +277,16 @@ static void print_text(const model_config *c, const gpu_profile *g, const bounds
     printf("decode: at most %.1f tokens/s per sequence, %.1f in all (batch %d, context %d)\n",
            1 / r->decode.t_lower, in->batch / r->decode.t_lower, in->batch, in->context);
     printf("B* = b_W Pi / (2 beta) = %.3g x %.4g / (2 x %.4g) = %.1f\n", r->b_w, r->peak, r->bandwidth, r->b_star);
+    if (r->moe_layers) {
+        printf("MoE: %d experts, top %d%s, in %d of %d layers: %.3f B params active a token of %.3f B\n", c->n_experts,
+               c->n_experts_per_tok, c->n_shared_experts ? (snprintf(pi_for, sizeof pi_for, " + %d shared", c->n_shared_experts), pi_for) : "",
+               r->moe_layers, c->n_layers, r->params_active / 1e9, r->params / 1e9);
+        printf("MoE decode: a step of B tokens reads E (1 - (1 - k/E)^B) experts a layer (of %.1f MB each):", r->expert_bytes / 1e6);
+        for (int i = 0; i < N_MOE_BATCHES; i += 2)
+            printf("%s B %d: %.1f, %.2f GB", i ? ";" : "", MOE_BATCHES[i], bounds_experts_read(c, MOE_BATCHES[i]),
+                   decode_weight_bytes(c, g, in, opt, MOE_BATCHES[i]) / GB);
+        printf("\nB* with the experts read: %.1f (2 B A / Pi = b_W weights_read(B) / beta; A the active matmul params)\n", r->b_star_moe);
+    }
     if (r->parallel.gpus > 1) print_parallel(c, g, in, r);
     if (breakdown) {
         printf("\nprefill (B %d x P %d):\n", in->batch, in->prompt_len);

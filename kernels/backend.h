@@ -24,6 +24,7 @@
 
 #include "kernels/hip/geometry.h"
 #include "layers/common/kv.h"
+#include "layers/common/moe.h"
 #include "layers/common/tensor.h"
 #include "layers/runtime/runtime.h"
 #include <stdint.h>
@@ -58,6 +59,12 @@ typedef struct {
                           int n_heads, int n_kv_heads, int head_dim);
     uint64_t (*silu_mul)(const kcost *c, float *g, const float *u, int n);
     uint64_t (*add)(const kcost *c, float *x, const float *y, int n);
+    /* a mixture of experts (kernels/cpu/kernels.h says what each computes);
+     * NULL where the backend has none: it then runs no MoE model */
+    uint64_t (*moe_route)(const kcost *c, int *ids, float *w, const float *logits, int T, const moe_gate *g);
+    uint64_t (*moe_matmul)(const kcost *c, float *y, const float *x, const tensor *const *W, const moe_groups *g,
+                           int per_token, int N, int K);
+    uint64_t (*moe_combine)(const kcost *c, float *out, const float *y, const float *w, int T, int k, int n);
     /* The backend's own copy of a weight matrix, made once at load (the
      * CPU's is block-quantized rows interleaved for its vector units).
      * 1: copied, and the backend reads W's bytes no more (the loader may

@@ -4,6 +4,7 @@
  */
 #include "labs/bounds.h"
 #include "layers/tensor/forward.h"
+#include "layers/tensor/moe.h"
 #include "layers/gpu/link.h"
 #include <limits.h>
 #include <math.h>
@@ -99,34 +100,63 @@ static int check_input(const model_config *c, const bounds_input *in, const boun
     return 0;
 }
 
-/* What one GPU holds and does: `layers` of the blocks, the embedding table
- * if `first`, the final norm and LM head if `last` (a pipeline stage; all
- * three for the whole model), each matrix split N ways as Megatron and
- * vLLM split it (docs/bounds.md, "More than one GPU"). */
-typedef struct { int layers, first, last, N; } shard;
+/* What one GPU holds and does: `layers` of the blocks from layer `from`,
+ * the embedding table if `first`, the final norm and LM head if `last` (a
+ * pipeline stage; all three for the whole model), each matrix split N ways
+ * as Megatron and vLLM split it (docs/bounds.md, "More than one GPU"). */
+typedef struct { int layers, first, last, N, from; } shard;
+
+double bounds_experts_read(const model_config *c, double tokens) {
+    double E = c->n_experts, k = c->n_experts_per_tok;
+    return E > 0 ? E * (1 - pow(1 - k / E, tokens)) : 0;
+}
+
+/* A mixture of experts' op: each of n tokens runs k experts of the three
+ * matrices [d, h] (m_e bytes in all), and the batch reads the distinct
+ * experts it chose, E (1 - (1 - k/E)^n) expected of E a layer. */
+static void experts(bounds_result *r, const model_config *c, int times, double d, double h, double m_e,
+                    double prefill_tokens, double decode_tokens) {
+    bounds_op *o = add_op(r, "experts", times);
+    double w = times * 3 * d * h * c->n_experts_per_tok;
+    set(&o->phase[BOUNDS_PREFILL], 2 * w * prefill_tokens, times * bounds_experts_read(c, prefill_tokens) * m_e, 0);
+    set(&o->phase[BOUNDS_DECODE], 2 * w * decode_tokens, times * bounds_experts_read(c, decode_tokens) * m_e, 0);
+}
 
 /* The shard's operators, weights, KV and capacity into r (its b_* and
  * compute dtype set); returns its parameter count. Times come after, in
  * finish_all, once Pi is known. */
 static double fill(bounds_result *r, const model_config *c, const gpu_profile *g, const bounds_input *in,
                    const bounds_options *opt, double b_q, shard s) {
-    int G = opt->group_size, N = s.N;
+    int G = opt->group_size, N = s.N, mla = c->kv_lora_rank > 0;
     double d = c->dim, V = c->vocab_size, nL = s.layers;
     /* q, k, v, gate, up split by columns (heads), o and down by rows; with
      * fewer KV heads than GPUs each GPU keeps one, copied (vLLM's
      * QKVParallelLinear). */
     double q = (double)c->n_heads * c->head_dim / N, f = (double)c->hidden_dim / N;
     double kv = (double)(c->n_kv_heads >= N ? c->n_kv_heads / N : 1) * c->head_dim;
+    /* MLA (deepseek_v3): q through a bottleneck of q_lora_rank (0: none), K
+     * and V expanded from a latent of kv_lora_rank plus one RoPE key, which
+     * is all the cache keeps (vLLM's MLA); the latent projections whole on
+     * every GPU. */
+    double H = (double)c->n_heads / N, qk = c->qk_nope_head_dim + c->qk_rope_head_dim, ql = c->q_lora_rank;
+    double kvl = c->kv_lora_rank + c->qk_rope_head_dim, o_in = mla ? H * c->v_head_dim : q;
+    /* MoE layers: a router [d, E] (whole on every GPU), E experts of three
+     * [d, h] matrices and n_shared_experts more every token takes (their
+     * h split as an FFN's); the others are dense. */
+    int nM = 0;
+    for (int l = s.from; l < s.from + s.layers; l++) nM += model_layer_is_moe(c, l);
+    double nD = s.layers - nM, E = c->n_experts, h = (double)c->moe_hidden_dim / N, sh = c->n_shared_experts * h;
     double B = in->batch, P = in->prompt_len, L = in->context;
-    double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0);  /* per layer */
+    double small = 2 * d + (c->qkv_bias ? q + 2 * kv : 0) + (c->qk_norm ? 2.0 * c->head_dim : 0) + (mla ? ql + c->kv_lora_rank : 0);  /* per layer */
+    double moe_small = c->gating == GATE_SIGMOID ? E : 0;   /* e_score_correction_bias, per MoE layer */
     /* The embedding table and the LM head split by vocabulary; a tied one
      * is one table, unless they sit on two stages. */
     double table = V / N * d * (s.first + (s.last && !(c->tied && s.first)));
-    double rest = table + nL * small + (s.last ? d : 0);   /* what is not in the blocks' matmuls */
+    double rest = table + nL * small + nM * moe_small + (s.last ? d : 0);   /* what is not in the blocks' matmuls */
     r->nops = 0;
     memset(&r->prefill, 0, sizeof r->prefill);
     memset(&r->decode, 0, sizeof r->decode);
-    r->kv_bytes_per_token = 2 * nL * kv * r->b_kv;
+    r->kv_bytes_per_token = (mla ? kvl : 2 * kv) * nL * r->b_kv;
 
     /* Only the tokens' rows of the embedding table are read (a GPU's share
      * of them, with the table split). */
@@ -136,25 +166,51 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     /* Norm weights and biases of every layer, and the final norm: read; their
      * elementwise FLOPs left out. */
     o = add_op(r, "norms+bias", s.layers);
-    set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + (s.last ? d : 0)) * r->b_other, 0);
+    set(&o->phase[BOUNDS_PREFILL], 0, (nL * small + nM * moe_small + (s.last ? d : 0)) * r->b_other, 0);
     o->phase[BOUNDS_DECODE] = o->phase[BOUNDS_PREFILL];
-    double m_q = matrix_bytes(d, q, b_q, G), m_kv = matrix_bytes(d, kv, b_q, G), m_o = matrix_bytes(q, d, b_q, G);
-    double m_up = matrix_bytes(d, f, b_q, G), m_down = matrix_bytes(f, d, b_q, G);
-    linear(r, "q", s.layers, d, q, m_q, B * P, B);
-    linear(r, "k", s.layers, d, kv, m_kv, B * P, B);
-    linear(r, "v", s.layers, d, kv, m_kv, B * P, B);
+    double m_q, m_kv, m_o = matrix_bytes(o_in, d, b_q, G), m_attn;
+    if (mla) {
+        double m_qa = matrix_bytes(d, ql, b_q, G), m_kva = matrix_bytes(d, kvl, b_q, G);
+        double q_in = ql > 0 ? ql : d, m_kvb = matrix_bytes(c->kv_lora_rank, H * (c->qk_nope_head_dim + c->v_head_dim), b_q, G);
+        m_q = matrix_bytes(q_in, H * qk, b_q, G);
+        if (ql > 0) linear(r, "q_a", s.layers, d, ql, m_qa, B * P, B);
+        linear(r, "q", s.layers, q_in, H * qk, m_q, B * P, B);
+        linear(r, "kv_a", s.layers, d, kvl, m_kva, B * P, B);
+        linear(r, "kv_b", s.layers, c->kv_lora_rank, H * (c->qk_nope_head_dim + c->v_head_dim), m_kvb, B * P, B);
+        m_attn = (ql > 0 ? m_qa : 0) + m_q + m_kva + m_kvb + m_o;
+    } else {
+        m_q = matrix_bytes(d, q, b_q, G), m_kv = matrix_bytes(d, kv, b_q, G);
+        linear(r, "q", s.layers, d, q, m_q, B * P, B);
+        linear(r, "k", s.layers, d, kv, m_kv, B * P, B);
+        linear(r, "v", s.layers, d, kv, m_kv, B * P, B);
+        m_attn = m_q + 2 * m_kv + m_o;
+    }
     /* Causal: query i (1-based) attends to i positions, itself included, so
-     * prefill sums 1..P = P(P+1)/2 and QK^T plus AV cost 2 x 2 h hd each.
+     * prefill sums 1..P = P(P+1)/2 and QK^T plus AV cost 2 x 2 h hd each
+     * (MLA: 2 h (qk + v), its keys and values expanded).
      * Prefill writes the prompt's KV once; decode reads L positions. */
+    double per_key = mla ? 2 * H * (qk + c->v_head_dim) : 4 * q;
     o = add_op(r, "attn", s.layers);
-    set(&o->phase[BOUNDS_PREFILL], B * nL * 4 * q * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
-    set(&o->phase[BOUNDS_DECODE], B * nL * 4 * q * L, 0, B * L * r->kv_bytes_per_token);
-    linear(r, "o", s.layers, q, d, m_o, B * P, B);
-    linear(r, "gate", s.layers, d, f, m_up, B * P, B);
-    linear(r, "up", s.layers, d, f, m_up, B * P, B);
-    linear(r, "down", s.layers, f, d, m_down, B * P, B);
+    set(&o->phase[BOUNDS_PREFILL], B * nL * per_key * P * (P + 1) / 2, 0, B * P * r->kv_bytes_per_token);
+    set(&o->phase[BOUNDS_DECODE], B * nL * per_key * L, 0, B * L * r->kv_bytes_per_token);
+    linear(r, "o", s.layers, o_in, d, m_o, B * P, B);
+    double m_up = matrix_bytes(d, f, b_q, G), m_down = matrix_bytes(f, d, b_q, G);
+    if (nD > 0) {
+        linear(r, "gate", (int)nD, d, f, m_up, B * P, B);
+        linear(r, "up", (int)nD, d, f, m_up, B * P, B);
+        linear(r, "down", (int)nD, f, d, m_down, B * P, B);
+    }
+    double m_router = matrix_bytes(d, E, b_q, G), m_e = 2 * matrix_bytes(d, h, b_q, G) + matrix_bytes(h, d, b_q, G);
+    double m_sh = 2 * matrix_bytes(d, sh, b_q, G) + matrix_bytes(sh, d, b_q, G);
+    if (nM > 0) {
+        linear(r, "router", nM, d, E, m_router, B * P, B);
+        experts(r, c, nM, d, h, m_e, B * P, B);
+        if (sh > 0) linear(r, "shared", nM, d, 3 * sh, m_sh, B * P, B);
+    }
+    r->moe_layers = nM;
+    r->expert_bytes = m_e;
     linear(r, "lm_head", s.last, d, V / N, matrix_bytes(d, V / N, r->b_other, 0), B, B);   /* prefill: the last position only */
-    r->weights_bytes = nL * (m_q + 2 * m_kv + m_o + 2 * m_up + m_down) + rest * r->b_other;
+    r->weights_bytes = nL * m_attn + nD * (2 * m_up + m_down) + nM * (m_router + E * m_e + (sh > 0 ? m_sh : 0)) + rest * r->b_other;
 
     /* Workspace: hipath's estimate is one layer's prefill activations (x,
      * its norm, q k v, attention out, gate and up) in the compute dtype (16
@@ -171,7 +227,28 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     r->capacity.device_bytes = opt->decimal_gb ? g->memory_bytes / 1073741824.0 * 1e9 : g->memory_bytes;
     r->capacity.total_bytes = r->capacity.weights_bytes + r->capacity.kv_bytes + r->capacity.workspace_bytes;
     r->capacity.fits = r->capacity.total_bytes <= r->capacity.device_bytes;
-    return rest + nL * (d * q + 2 * d * kv + q * d + 3 * d * f);
+    double attn = mla ? (ql > 0 ? d * ql : 0) + (ql > 0 ? ql : d) * H * qk + d * kvl + c->kv_lora_rank * H * (c->qk_nope_head_dim + c->v_head_dim) + o_in * d
+                      : d * q + 2 * d * kv + q * d;
+    double moe = d * E + 3 * d * sh, expert = 3 * d * h;
+    r->params_active = (int64_t)(rest + nL * attn + nD * 3 * d * f + nM * (moe + c->n_experts_per_tok * expert));
+    return rest + nL * attn + nD * 3 * d * f + nM * (moe + E * expert);
+}
+
+/* B* with the experts a batch reads: the B where a decode step's matmul
+ * FLOPs 2 B A (A: the active matmul parameters) take as long at Pi as
+ * reading its weights, b_W (A - k x + E_read(B) x) per MoE layer's x
+ * parameters of an expert, at beta. A dense model's is b_W Pi / (2 beta);
+ * an MoE's is larger, as each step of more tokens reads more experts. */
+static double moe_b_star(const bounds_result *r, const model_config *c) {
+    double k = c->n_experts_per_tok, x = 3.0 * c->dim * c->moe_hidden_dim * r->moe_layers;
+    /* an untied embedding table is not a matmul (a tied one is the LM head's) */
+    double A = (double)r->params_active - (c->tied ? 0 : (double)c->vocab_size * c->dim);
+    double lo = 0, hi = 1;
+    #define GAP(B) (2 * (B) * A * r->bandwidth - r->b_w * (A - k * x + bounds_experts_read(c, B) * x) * r->peak)
+    while (GAP(hi) < 0 && hi < 1e12) hi *= 2;
+    for (int i = 0; i < 100; i++) { double m = (lo + hi) / 2; if (GAP(m) < 0) lo = m; else hi = m; }
+    #undef GAP
+    return hi;
 }
 
 /* Every operator's times, and the phases' sums. */
@@ -240,10 +317,11 @@ static void parallel(bounds_result *r, const model_config *c, const gpu_profile 
     p->kv_heads = c->n_kv_heads >= N ? c->n_kv_heads / N : 1;
     p->ring_bandwidth = gpu_ring_bandwidth(g, N);
     p->b_fit = INT64_MAX;
-    for (int i = 0; i < M; i++) {
+    for (int i = 0, from = 0; i < M; i++) {
         /* vLLM's get_pp_indices: the layers left over go one each to the
          * stages before the last (it holds the final norm and LM head). */
-        shard s = { per + (i >= M - 1 - extra && i < M - 1), i == 0, i == M - 1, N };
+        shard s = { per + (i >= M - 1 - extra && i < M - 1), i == 0, i == M - 1, N, from };
+        from += s.layers;
         bounds_result st = *r;
         fill(&st, c, g, in, opt, b_q, s);
         finish_all(&st);
@@ -280,7 +358,7 @@ int bounds_compute_with(const model_config *c, const gpu_profile *g, const bound
     r->compute_dtype = opt->compute_dtype ? opt->compute_dtype : DTYPES[wd].compute;
     r->bandwidth = g->bandwidth;
 
-    double params = fill(r, c, g, in, opt, b_q, (shard){ c->n_layers, 1, 1, 1 });
+    double params = fill(r, c, g, in, opt, b_q, (shard){ c->n_layers, 1, 1, 1, 0 });
     if (params > MAX_PARAMS) {
         snprintf(err, errlen, "the config has %.3g parameters, more than 2^53 = 9.0e15 (a count past exact, "
                  "and thousands of times any real model): check its sizes", params);
@@ -291,6 +369,7 @@ int bounds_compute_with(const model_config *c, const gpu_profile *g, const bound
     r->params = (int64_t)params;
     finish_all(r);
     r->b_star = r->b_w * r->peak / (2 * r->bandwidth);
+    r->b_star_moe = r->moe_layers ? moe_b_star(r, c) : r->b_star;
     parallel(r, c, g, in, opt, b_q, N, M);
     return 0;
 }

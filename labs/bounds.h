@@ -53,7 +53,7 @@ typedef struct {
     bounds_phase phase[2];   /* [BOUNDS_PREFILL], [BOUNDS_DECODE] */
 } bounds_op;
 
-#define BOUNDS_MAX_OPS 12
+#define BOUNDS_MAX_OPS 16
 #define BOUNDS_MAX_STAGES 64     /* as many GPUs as a profile's server may join */
 
 typedef struct { int fits; double weights_bytes, kv_bytes, workspace_bytes, device_bytes, total_bytes; } bounds_capacity;
@@ -91,11 +91,15 @@ typedef struct {
     const char *compute_dtype;   /* whose peak Pi is */
     double peak, bandwidth;  /* Pi, beta */
     int64_t params;          /* every parameter, embeddings and norms included */
+    int64_t params_active;   /* a token's: all but the experts it is not routed to (= params if dense) */
+    int moe_layers;          /* the layers whose FFN is a mixture of experts (0: dense) */
+    double expert_bytes;     /* one expert's three matrices */
     double weights_bytes;    /* what the parameters take, scales included (params x b_w when flat) */
     double kv_bytes_per_token;
     bounds_capacity capacity;
     bounds_phase prefill, decode;   /* the sums over op[] */
     double b_star;           /* b_w Pi / (2 beta): the batch where decode turns compute-bound */
+    double b_star_moe;       /* the same with the experts a batch reads (moe_b_star); b_star if dense */
     int nops;
     bounds_op op[BOUNDS_MAX_OPS];
     bounds_parallel parallel;   /* opt->tp x opt->pp GPUs (with one GPU: the figures above, no communication) */
@@ -114,6 +118,10 @@ int bounds_compute_with(const model_config *c, const gpu_profile *g, const bound
 /* bounds_compute_with hipath's defaults. */
 int bounds_compute(const model_config *c, const gpu_profile *g, const bounds_input *in,
                    bounds_result *r, char *err, int errlen);
+
+/* The experts a batch of n tokens reads in a MoE layer, expected: each
+ * token picks k of E, so an expert goes unread with (1 - k/E)^n. */
+double bounds_experts_read(const model_config *c, double tokens);
 
 /* A phase is compute-bound when F / Pi exceeds R / beta. */
 static inline int bounds_compute_bound(const bounds_phase *p) { return p->t_compute > p->t_memory; }

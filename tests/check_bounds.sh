@@ -26,6 +26,14 @@ run r1-14b-128k --config $R1_14 --device w7900 --prompt-len 512 --context 131072
 run r1-14b-128k-int8 --config $R1_14 --device w7900 --prompt-len 512 --context 131072 --dtype int8
 [ $fail -eq 0 ] || exit 1
 
+# Mixture-of-experts models (issue 46): total and active parameters, the
+# experts a decode step reads by batch and B*, from tests/moe/bounds_model.py.
+for m in "qwen3-30b-a3b 30.5 3.3" "mixtral-8x7b 46.7 12.9" "deepseek-v3 671 37"; do
+  set -- $m
+  run moe-$1 --config tests/data/$1.config.json --device h100 &&
+    python3 tests/moe/bounds_model.py tests/data/$1.config.json "$OUT/moe-$1.json" layers/gpu/profiles/h100.json $2 $3 || fail=1
+done
+
 python3 - "$OUT" <<'PY' || fail=1
 import json, sys
 out = sys.argv[1]

@@ -36,9 +36,24 @@ static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     return 0;
 }
 
+static uint64_t moe_route(const kcost *c, int *ids, float *w, const float *logits, int T, const moe_gate *g) {
+    (void)c; k_moe_route(ids, w, logits, T, g);
+    return 0;
+}
+static uint64_t moe_matmul(const kcost *c, float *y, const float *x, const tensor *const *W, const moe_groups *g,
+                           int per_token, int N, int K) {
+    (void)c; k_moe_matmul(y, x, W, g, per_token, N, K);
+    return 0;
+}
+static uint64_t moe_combine(const kcost *c, float *out, const float *y, const float *w, int T, int k, int n) {
+    (void)c; k_moe_combine(out, y, w, T, k, n);
+    return 0;
+}
+
 const backend backend_cpu = {
     .name = "cpu", .driver = &rt_host, .launches = 0,
     .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append,
     .attention = attention, .silu_mul = silu_mul, .add = add,
+    .moe_route = moe_route, .moe_matmul = moe_matmul, .moe_combine = moe_combine,
     .prepare_weight = k_pack, .release_weights = k_pack_reset,
 };

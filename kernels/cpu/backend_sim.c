@@ -88,10 +88,35 @@ static uint64_t add(const kcost *c, float *x, const float *y, int n) {
     return emulated(t);
 }
 
+/* The router: a workgroup per token. */
+static uint64_t moe_route(const kcost *c, int *ids, float *w, const float *logits, int T, const moe_gate *g) {
+    uint64_t t = launch(c, "moe_topk", geo_rmsnorm(T));
+    if (twin()) k_moe_route(ids, w, logits, T, g);
+    return emulated(t);
+}
+/* The grouped matmul: one launch, each expert's tiles over its own rows
+ * (vLLM's fused_moe kernel): the grid is the sum of the experts' grids. */
+static uint64_t moe_matmul(const kcost *c, float *y, const float *x, const tensor *const *W, const moe_groups *g,
+                           int per_token, int N, int K) {
+    kdims d = geo_matmul(2, N, wave());
+    d.grid = 0;
+    for (int e = 0; e < g->n_experts; e++)
+        if (g->start[e + 1] > g->start[e]) d.grid += geo_matmul(2, N, wave()).grid * cdiv(g->start[e + 1] - g->start[e], GEMM_TILE);
+    uint64_t t = launch(c, "moe_gemm", d);
+    if (twin()) k_moe_matmul(y, x, W, g, per_token, N, K);
+    return emulated(t);
+}
+static uint64_t moe_combine(const kcost *c, float *out, const float *y, const float *w, int T, int k, int n) {
+    uint64_t t = launch(c, "moe_combine", geo_elementwise(T * n));
+    if (twin()) k_moe_combine(out, y, w, T, k, n);
+    return emulated(t);
+}
+
 #define SIM_KERNELS \
     .launches = 1, \
     .embedding = embedding, .rmsnorm = rmsnorm, .matmul = matmul, .rope = rope, .kv_append = kv_append, \
-    .attention = attention, .silu_mul = silu_mul, .add = add
+    .attention = attention, .silu_mul = silu_mul, .add = add, \
+    .moe_route = moe_route, .moe_matmul = moe_matmul, .moe_combine = moe_combine
 const backend backend_sim = { .name = "sim", .driver = &rt_sim, SIM_KERNELS,
                               .prepare_weight = k_pack, .release_weights = k_pack_reset };
 const backend backend_analytic = { .name = "analytic", .driver = &rt_analytic, SIM_KERNELS };

@@ -9,6 +9,7 @@
 
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
+#include "layers/common/moe.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -75,6 +76,14 @@ void k_kv_append(kv_cache *c, const kv_batch *b, int l, const float *k, const fl
  * the score matrix is never stored). out, q: [T, n_heads*head_dim]. */
 void k_attention(float *out, const float *q, const kv_cache *c, const kv_batch *b, int l,
                  int n_heads, int n_kv_heads, int head_dim);
+/* A mixture of experts (moe.c). Each token t's k experts ids[t*k + j] and
+ * weights w[t*k + j] from its router logits [T, n_experts], as g says. */
+void k_moe_route(int *ids, float *w, const float *logits, int T, const moe_gate *g);
+/* The grouped matmul: for each expert e, y[s] = x[row] W[e]^T for its slots
+ * s (g), row = s / k when per_token (the token's input), else s. */
+void k_moe_matmul(float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token, int N, int K);
+/* out[t] = sum_j w[t*k + j] y[t*k + j], rows of n. */
+void k_moe_combine(float *out, const float *y, const float *w, int T, int k, int n);
 /* g = silu(g) * u */
 void k_silu_mul(float *g, const float *u, int n);
 /* x += y */

@@ -33,7 +33,7 @@ const char *const SIM_CLASS_NAME[SIM_CLASSES] = { "gemm_compute", "gemm_memory",
                                                   "elementwise" };
 
 enum sim_class sim_class_of(const char *kernel, const sim_kernel *k) {
-    if (!strcmp(kernel, "gemm") || !strcmp(kernel, "gemv")) return k->compute_bound ? SIM_GEMM_COMPUTE : SIM_GEMM_MEMORY;
+    if (!strcmp(kernel, "gemm") || !strcmp(kernel, "gemv") || !strcmp(kernel, "moe_gemm")) return k->compute_bound ? SIM_GEMM_COMPUTE : SIM_GEMM_MEMORY;
     if (!strcmp(kernel, "attention_prefill")) return SIM_ATTENTION_PREFILL;
     if (!strcmp(kernel, "attention_decode")) return SIM_ATTENTION_DECODE;
     return SIM_ELEMENTWISE;

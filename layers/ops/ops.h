@@ -9,6 +9,7 @@
 
 #include "layers/common/tensor.h"
 #include "layers/common/kv.h"
+#include "layers/common/moe.h"
 #include <stdint.h>
 
 /* How an op runs, passed to each (no state between calls): the engine
@@ -44,6 +45,20 @@ void op_attention(op_plan p, float *out, const float *q, const kv_cache *c, cons
                   int n_heads, int n_kv_heads, int head_dim);
 void op_silu_mul(op_plan p, float *g, const float *u, int T, int n);
 void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n);
+/* A mixture of experts (moe.c). Whether this backend has the kernels. */
+int  op_moe_supported(void);
+/* The router: each token's k experts and weights (ids, w: [T*k], device)
+ * from its logits [T, n_experts]; then grp (host) holds the slots grouped
+ * by expert. Without data (analytic) each token draws its experts instead,
+ * uniformly, seeded by (step, layer, token). The trace shows the tokens
+ * each expert took, and for small steps each token's experts. */
+void op_moe_route(op_plan p, int *ids, float *w, const float *logits, int T, const moe_gate *g, moe_groups *grp, int layer);
+/* The grouped matmul over the experts W[n_experts] ([N, K] each): y[s] =
+ * x[s / k or s] W[e]^T for each slot s of expert e. Each expert chosen
+ * reads its weights once; FLOPs per slot. */
+void op_moe_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token);
+/* out[t] = sum_j w[t*k + j] y[t*k + j], rows of n. */
+void op_moe_combine(op_plan p, float *out, const float *y, const float *w, int T, int k, int n);
 /* Tensor parallelism's collectives over the device's GPUs (runtime.h): the
  * all-reduce of T rows of n f32 partial sums, and the gather to GPU 0 of
  * `rows` rows of n values split over the GPUs (the logits). */

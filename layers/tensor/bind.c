@@ -3,6 +3,7 @@
  * Hugging Face name and check its shape against the config.
  */
 #include "layers/tensor/model.h"
+#include "layers/tensor/moe.h"
 #include "layers/ops/ops.h"
 #include <limits.h>
 #include <math.h>
@@ -69,10 +70,36 @@ static int prepare(const model *m, char *err, int errlen) {
     if (prepare1(m->w.lm_head, err, errlen)) return -1;
     for (int l = 0; l < m->cfg.n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
-        const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down };
+        const tensor *W[] = { L->wq, L->wk, L->wv, L->wo, L->w_gate, L->w_up, L->w_down, L->w_router, L->s_gate, L->s_up, L->s_down };
         for (size_t i = 0; i < sizeof W / sizeof W[0]; i++)
-            if (prepare1(W[i], err, errlen)) return -1;
+            if (W[i] && prepare1(W[i], err, errlen)) return -1;
+        for (int e = 0; L->w_router && e < m->cfg.n_experts; e++)
+            if (prepare1(L->e_gate[e], err, errlen) || prepare1(L->e_up[e], err, errlen) || prepare1(L->e_down[e], err, errlen)) return -1;
     }
+    return 0;
+}
+
+/* A MoE layer's router, experts (their tables from *table on) and shared
+ * experts, by their HF names (moe.c). */
+static int bind_moe(binder *b, layer_weights *L, int l, const tensor ***table) {
+    const model_config *c = &b->m->cfg;
+    int64_t dim = c->dim, E = c->n_experts, hid = c->moe_hidden_dim, shared = (int64_t)c->n_shared_experts * hid;
+    char name[160];
+    L->e_gate = *table; L->e_up = *table + E; L->e_down = *table + 2 * E;
+    *table += 3 * E;
+    moe_name(c, l, 0, MOE_ROUTER, name, sizeof name);
+    if (!(L->w_router = need(b, name, E, dim))) return -1;
+    if (c->gating == GATE_SIGMOID && (moe_name(c, l, 0, MOE_BIAS, name, sizeof name), !(L->router_bias = need_vec(b, name, E)))) return -1;
+    for (int e = 0; e < E; e++)
+        if ((moe_name(c, l, e, MOE_GATE, name, sizeof name), !(L->e_gate[e] = need(b, name, hid, dim))) ||
+            (moe_name(c, l, e, MOE_UP, name, sizeof name), !(L->e_up[e] = need(b, name, hid, dim))) ||
+            (moe_name(c, l, e, MOE_DOWN, name, sizeof name), !(L->e_down[e] = need(b, name, dim, hid))))
+            return -1;
+    if (shared &&
+        ((moe_name(c, l, 0, MOE_SHARED_GATE, name, sizeof name), !(L->s_gate = need(b, name, shared, dim))) ||
+         (moe_name(c, l, 0, MOE_SHARED_UP, name, sizeof name), !(L->s_up = need(b, name, shared, dim))) ||
+         (moe_name(c, l, 0, MOE_SHARED_DOWN, name, sizeof name), !(L->s_down = need(b, name, dim, shared)))))
+        return -1;
     return 0;
 }
 
@@ -104,6 +131,14 @@ static int check_config(const model *m, char *err, int errlen) {
         snprintf(err, errlen, "%s: the config has %d layers but the weights hold %ld", m->path, c->n_layers, held);
         return -1;
     }
+    if (c->kv_lora_rank > 0) {
+        snprintf(err, errlen, "%s: multi-head latent attention (%s) is not supported yet", m->path, c->arch_name);
+        return -1;
+    }
+    if (c->n_experts && !op_moe_supported()) {
+        snprintf(err, errlen, "%s: a mixture of experts (%s) needs the moe kernels, which this device has not", m->path, c->arch_name);
+        return -1;
+    }
     if (!(c->norm_eps > 0 && c->norm_eps < 1) || !(c->rope_theta > 0 && isfinite(c->rope_theta))) {
         snprintf(err, errlen, "%s: rms_norm_eps %g must be in (0, 1) and rope_theta %g positive", m->path, c->norm_eps, c->rope_theta);
         return -1;
@@ -124,7 +159,10 @@ int model_bind(model *m, char *err, int errlen) {
                                                                           : need(&b, "lm_head.weight", c->vocab_size, dim);
     if (!m->w.lm_head) return -1;
     m->w.layer = calloc((size_t)c->n_layers, sizeof *m->w.layer);
-    if (!m->w.layer) { snprintf(err, errlen, "out of memory"); return -1; }
+    int n_moe = 0;
+    for (int l = 0; l < c->n_layers; l++) n_moe += model_layer_is_moe(c, l);
+    const tensor **table = m->experts = n_moe ? calloc((size_t)n_moe * 3 * c->n_experts, sizeof *table) : NULL;
+    if (!m->w.layer || (n_moe && !table)) { snprintf(err, errlen, "out of memory"); return -1; }
     for (int l = 0; l < c->n_layers; l++) {
         layer_weights *L = &m->w.layer[l];
         const char *p = "model.layers";
@@ -133,10 +171,12 @@ int model_bind(model *m, char *err, int errlen) {
             !(L->wk = need(&b, NAME("%s.%d.self_attn.k_proj.weight", p, l), kv_dim, dim)) ||
             !(L->wv = need(&b, NAME("%s.%d.self_attn.v_proj.weight", p, l), kv_dim, dim)) ||
             !(L->wo = need(&b, NAME("%s.%d.self_attn.o_proj.weight", p, l), dim, q_dim)) ||
-            !(L->ffn_norm = need_vec(&b, NAME("%s.%d.post_attention_layernorm.weight", p, l), dim)) ||
-            !(L->w_gate = need(&b, NAME("%s.%d.mlp.gate_proj.weight", p, l), c->hidden_dim, dim)) ||
-            !(L->w_up = need(&b, NAME("%s.%d.mlp.up_proj.weight", p, l), c->hidden_dim, dim)) ||
-            !(L->w_down = need(&b, NAME("%s.%d.mlp.down_proj.weight", p, l), dim, c->hidden_dim)))
+            !(L->ffn_norm = need_vec(&b, NAME("%s.%d.post_attention_layernorm.weight", p, l), dim)))
+            return -1;
+        if (model_layer_is_moe(c, l) ? bind_moe(&b, L, l, &table)
+                                     : !(L->w_gate = need(&b, NAME("%s.%d.mlp.gate_proj.weight", p, l), c->hidden_dim, dim)) ||
+                                       !(L->w_up = need(&b, NAME("%s.%d.mlp.up_proj.weight", p, l), c->hidden_dim, dim)) ||
+                                       !(L->w_down = need(&b, NAME("%s.%d.mlp.down_proj.weight", p, l), dim, c->hidden_dim)))
             return -1;
         if (c->qkv_bias &&
             (!(L->bq = need_vec(&b, NAME("%s.%d.self_attn.q_proj.bias", p, l), q_dim)) ||

@@ -22,6 +22,7 @@
  * that other micro-batches are in the pipeline meanwhile.
  */
 #include "layers/tensor/forward.h"
+#include "layers/tensor/moe.h"
 #include "layers/ops/ops.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
@@ -31,12 +32,17 @@
 
 /* The activation buffers in device memory, and their sizes for T tokens
  * and S sequences (one table, so forward_state_bytes is what init takes). */
-enum { A_X, A_XB, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_XLAST, A_LOGITS, A_IDS, A_POS, A_N };
-static const char *const A_NAME[A_N] = { "x", "xb", "q", "k", "v", "att", "gate", "up", "xlast", "logits", "ids", "pos" };
+enum { A_X, A_XB, A_Q, A_K, A_V, A_ATT, A_GATE, A_UP, A_XLAST, A_LOGITS, A_IDS, A_POS,
+       A_ROUTER, A_E_W, A_E_IDS, A_E_GATE, A_E_UP, A_E_OUT, A_SHARED, A_N };
+static const char *const A_NAME[A_N] = { "x", "xb", "q", "k", "v", "att", "gate", "up", "xlast", "logits", "ids", "pos",
+                                         "router", "expert_weights", "expert_ids", "experts_gate", "experts_up", "experts_out",
+                                         "shared" };
 
 static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) {
     size_t f = sizeof(float), q_dim = (size_t)c->n_heads * c->head_dim, kv_dim = (size_t)c->n_kv_heads * c->head_dim;
-    size_t dim = (size_t)c->dim, ffn = (size_t)c->hidden_dim;
+    size_t dim = (size_t)c->dim, ffn = (size_t)c->hidden_dim, shared = (size_t)c->n_shared_experts * c->moe_hidden_dim;
+    size_t Tk = T * c->n_experts_per_tok;   /* a MoE model's (token, choice) slots; 0 for a dense one */
+    if (shared > ffn) ffn = shared;         /* the shared experts' FFN uses gate and up too */
     bytes[A_X] = T * dim * f;
     bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
     bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
@@ -45,6 +51,12 @@ static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) 
     bytes[A_XLAST] = S * dim * f;
     bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
     bytes[A_IDS] = bytes[A_POS] = T * sizeof(int);
+    bytes[A_ROUTER] = T * (size_t)c->n_experts * f;
+    bytes[A_E_W] = Tk * f;
+    bytes[A_E_IDS] = Tk * sizeof(int);
+    bytes[A_E_GATE] = bytes[A_E_UP] = Tk * (size_t)c->moe_hidden_dim * f;
+    bytes[A_E_OUT] = Tk * dim * f;
+    bytes[A_SHARED] = shared ? T * dim * f : 0;
 }
 
 size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) {
@@ -62,6 +74,8 @@ int forward_split_check(const model_config *c, int tp, int pp, char *err, int er
         return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
                         tp, c->n_kv_heads), -1;
     if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
+    if (c->n_experts && c->moe_hidden_dim % tp)
+        return snprintf(err, errlen, "tp %d: it must divide the experts' moe_intermediate_size %d", tp, c->moe_hidden_dim), -1;
     return 0;
 }
 
@@ -82,13 +96,18 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
     s->max_tokens = max_tokens; s->max_seqs = max_seqs;
     void **buf[A_N] = { (void **)&s->x, (void **)&s->xb, (void **)&s->q, (void **)&s->k, (void **)&s->v, (void **)&s->att,
                         (void **)&s->gate, (void **)&s->up, (void **)&s->xlast, (void **)&s->logits, (void **)&s->d_ids,
-                        (void **)&s->d_pos };
+                        (void **)&s->d_pos, (void **)&s->router, (void **)&s->e_w, (void **)&s->e_ids, (void **)&s->e_gate,
+                        (void **)&s->e_up, (void **)&s->e_out, (void **)&s->shared };
     size_t bytes[A_N];
     sizes(c, (size_t)max_tokens, (size_t)max_seqs, bytes);
     int bad = !(s->ids = malloc((size_t)max_tokens * sizeof(int))) || !(s->pos = malloc((size_t)max_tokens * sizeof(int))) ||
               !(s->row_seq = malloc((size_t)max_tokens * sizeof(int))) || !(s->row0 = malloc(((size_t)max_seqs + 1) * sizeof(int))) ||
               !(s->seq = malloc((size_t)max_seqs * sizeof *s->seq));
-    for (int i = 0; i < A_N; i++) bad |= !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, A_NAME[i]));
+    if (c->n_experts)
+        bad |= !(s->groups.start = malloc(((size_t)c->n_experts + 1) * sizeof(int))) ||
+               !(s->groups.slot = malloc((size_t)max_tokens * c->n_experts_per_tok * sizeof(int))) ||
+               !(s->groups.ids = malloc((size_t)max_tokens * c->n_experts_per_tok * sizeof(int)));
+    for (int i = 0; i < A_N; i++) bad |= bytes[i] && !(*buf[i] = rt_alloc(bytes[i], RT_ACTIVATIONS, A_NAME[i]));   /* a dense model's MoE ones: 0 */
     if (bad) {
         forward_state_free(s);
         return -1;
@@ -99,6 +118,8 @@ int forward_state_init(forward_state *s, const model_config *c, int max_tokens, 
 void forward_state_free(forward_state *s) {
     rt_free(s->x); rt_free(s->xb); rt_free(s->q); rt_free(s->k); rt_free(s->v); rt_free(s->att);
     rt_free(s->gate); rt_free(s->up); rt_free(s->xlast); rt_free(s->logits); rt_free(s->d_ids); rt_free(s->d_pos);
+    rt_free(s->router); rt_free(s->e_w); rt_free(s->e_ids); rt_free(s->e_gate); rt_free(s->e_up); rt_free(s->e_out); rt_free(s->shared);
+    free(s->groups.start); free(s->groups.slot); free(s->groups.ids);
     free(s->ids); free(s->pos); free(s->row_seq); free(s->row0); free(s->seq);
     memset(s, 0, sizeof *s);
 }
@@ -191,10 +212,13 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_add(whole, "residual", s->x, s->xb, T, dim);
 
         op_rmsnorm(whole, "ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
-        op_matmul(cols, "gate_proj", s->gate, s->xb, L->w_gate, NULL, T);   /* each GPU: its columns of the FFN */
-        op_matmul(cols, "up_proj", s->up, s->xb, L->w_up, NULL, T);
-        op_silu_mul(cols, s->gate, s->up, T, c->hidden_dim);
-        op_matmul(rows, "down_proj", s->xb, s->gate, L->w_down, NULL, T);
+        if (L->w_router) moe_ffn(m, s, L, l, T, whole, cols, rows);   /* a mixture of experts (moe.c) */
+        else {
+            op_matmul(cols, "gate_proj", s->gate, s->xb, L->w_gate, NULL, T);   /* each GPU: its columns of the FFN */
+            op_matmul(cols, "up_proj", s->up, s->xb, L->w_up, NULL, T);
+            op_silu_mul(cols, s->gate, s->up, T, c->hidden_dim);
+            op_matmul(rows, "down_proj", s->xb, s->gate, L->w_down, NULL, T);
+        }
         if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 

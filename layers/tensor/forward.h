@@ -12,6 +12,7 @@
 
 #include "layers/tensor/model.h"
 #include "layers/tensor/kvcache.h"
+#include "layers/common/moe.h"
 
 typedef struct {
     const int *tokens;   /* this step's new tokens */
@@ -33,6 +34,11 @@ typedef struct {
     const kv_seq **seq;                             /*   host, [seqs] */
     int *row0, *row_seq;                            /*   host, [seqs + 1], [T] */
     int *d_ids, *d_pos;                             /* device, [T] */
+    /* a MoE model's (NULL for a dense one): */
+    float *router, *e_w, *e_gate, *e_up, *e_out;    /* [T, n_experts], [T*k], [T*k, moe_hidden] x2, [T*k, dim] */
+    int *e_ids;                                     /* [T*k] each token's chosen experts */
+    float *shared;                                  /* [T, dim] the shared experts' output (deepseek_v3) */
+    moe_groups groups;                              /* host: the slots grouped by expert */
 } forward_state;
 
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);

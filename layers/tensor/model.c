@@ -37,18 +37,89 @@ static void add_stop_ids(model_config *c, cJSON *v) {
     cJSON_ArrayForEach(e, v) add_stop_ids(c, e);
 }
 
+static int get_bool(cJSON *j, const char *key, int dflt) {
+    cJSON *v = cJSON_GetObjectItem(j, key);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
+}
+
+/* The MoE fields, each under its family's name (model.h); the defaults
+ * are transformers' own for a field a file leaves out. */
+static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
+    c->sparse_step = 1; c->n_group = c->topk_group = 1; c->routed_scaling = 1;
+    if (c->arch != ARCH_QWEN3_MOE && c->arch != ARCH_MIXTRAL && c->arch != ARCH_DEEPSEEK_V3) return 0;
+    static const char *const EXPERTS[] = { "num_experts", "num_local_experts", "n_routed_experts" };
+    int e = -1, k = 2, shared = 0, step = 1, dense = 0, group = 1, topk_group = 1;
+    for (int i = 0; i < 3 && e < 0; i++)
+        if (get_int(j, EXPERTS[i], 0, path, &e, err, errlen)) return -1;
+    if (get_int(j, "num_experts_per_tok", 0, path, &k, err, errlen)) return -1;
+    int moe_hidden = c->hidden_dim;   /* mixtral: each expert is an FFN of intermediate_size */
+    if (c->arch != ARCH_MIXTRAL && get_int(j, "moe_intermediate_size", 1, path, &moe_hidden, err, errlen)) return -1;
+    if (c->arch == ARCH_QWEN3_MOE && get_int(j, "decoder_sparse_step", 0, path, &step, err, errlen)) return -1;
+    if (c->arch == ARCH_DEEPSEEK_V3 &&
+        (get_int(j, "n_shared_experts", 0, path, &shared, err, errlen) || get_int(j, "first_k_dense_replace", 0, path, &dense, err, errlen) ||
+         get_int(j, "n_group", 0, path, &group, err, errlen) || get_int(j, "topk_group", 0, path, &topk_group, err, errlen)))
+        return -1;
+    /* get_int gives -1 for a field that is absent or null: the default then */
+    c->n_experts = e < 0 ? 8 : e;
+    c->n_experts_per_tok = k < 0 ? 2 : k;
+    c->moe_hidden_dim = moe_hidden;
+    c->n_shared_experts = shared < 0 ? 0 : shared;
+    c->first_dense_layers = dense < 0 ? 0 : dense;
+    c->sparse_step = step < 0 ? 1 : step;
+    c->n_group = group < 0 ? 1 : group;
+    c->topk_group = topk_group < 0 ? 1 : topk_group;
+    c->norm_topk_prob = c->arch == ARCH_MIXTRAL || get_bool(j, "norm_topk_prob", c->arch == ARCH_DEEPSEEK_V3);
+    c->gating = c->arch == ARCH_DEEPSEEK_V3 ? GATE_SIGMOID : GATE_SOFTMAX;
+    cJSON *v = cJSON_GetObjectItem(j, "routed_scaling_factor"), *only = cJSON_GetObjectItem(j, "mlp_only_layers"), *l;
+    if (c->arch == ARCH_DEEPSEEK_V3) c->routed_scaling = cJSON_IsNumber(v) ? (float)v->valuedouble : 1.0f;
+    cJSON_ArrayForEach(l, only) {
+        if (!cJSON_IsNumber(l) || l->valueint < 0 || l->valueint >= MAX_LAYERS_MASK) {
+            snprintf(err, errlen, "%s: mlp_only_layers holds a layer outside 0..%d", path, MAX_LAYERS_MASK - 1);
+            return -1;
+        }
+        c->mlp_only[l->valueint / 8] |= (unsigned char)(1u << l->valueint % 8);
+    }
+    if (c->n_experts < 1 || c->n_experts_per_tok < 1 || c->n_experts_per_tok > c->n_experts || c->moe_hidden_dim < 1 ||
+        c->sparse_step < 1 || c->n_group < 1 || c->n_experts % c->n_group || c->topk_group < 1 || c->topk_group > c->n_group ||
+        c->n_experts_per_tok > c->topk_group * (c->n_experts / c->n_group) || !(c->routed_scaling > 0)) {
+        snprintf(err, errlen, "%s: inconsistent experts (%d experts, top %d, moe_intermediate_size %d, %d groups, top %d groups)",
+                 path, c->n_experts, c->n_experts_per_tok, c->moe_hidden_dim, c->n_group, c->topk_group);
+        return -1;
+    }
+    return 0;
+}
+
+/* MLA's sizes (deepseek_v3): q_lora_rank null means q_proj is direct. */
+static int parse_mla(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
+    if (c->arch != ARCH_DEEPSEEK_V3) return 0;
+    if (get_int(j, "kv_lora_rank", 1, path, &c->kv_lora_rank, err, errlen) ||
+        get_int(j, "q_lora_rank", 0, path, &c->q_lora_rank, err, errlen) ||
+        get_int(j, "qk_nope_head_dim", 1, path, &c->qk_nope_head_dim, err, errlen) ||
+        get_int(j, "qk_rope_head_dim", 1, path, &c->qk_rope_head_dim, err, errlen) ||
+        get_int(j, "v_head_dim", 1, path, &c->v_head_dim, err, errlen))
+        return -1;
+    if (c->q_lora_rank < 0) c->q_lora_rank = 0;
+    return 0;
+}
+
 static int parse_config(model_config *c, cJSON *j, const char *path, char *err, int errlen) {
     static const struct { const char *hf, *name; enum arch a; } ARCHS[] = {
         { "LlamaForCausalLM", "llama", ARCH_LLAMA },
         { "Qwen2ForCausalLM", "qwen2", ARCH_QWEN2 },
-        { "Qwen3ForCausalLM", "qwen3", ARCH_QWEN3 } };
+        { "Qwen3ForCausalLM", "qwen3", ARCH_QWEN3 },
+        { "Qwen3MoeForCausalLM", "qwen3_moe", ARCH_QWEN3_MOE },
+        { "MixtralForCausalLM", "mixtral", ARCH_MIXTRAL },
+        { "DeepseekV3ForCausalLM", "deepseek_v3", ARCH_DEEPSEEK_V3 } };
     cJSON *archs = cJSON_GetObjectItem(j, "architectures");
     const char *a = cJSON_IsArray(archs) && cJSON_IsString(cJSON_GetArrayItem(archs, 0))
                     ? cJSON_GetArrayItem(archs, 0)->valuestring : "(none)";
     int found = 0;
     for (size_t i = 0; i < sizeof ARCHS / sizeof ARCHS[0]; i++)
         if (!strcmp(a, ARCHS[i].hf)) { c->arch = ARCHS[i].a; c->arch_name = ARCHS[i].name; found = 1; }
-    if (!found) { snprintf(err, errlen, "%s: architecture %s is not supported (llama, qwen2, qwen3)", path, a); return -1; }
+    if (!found) {
+        snprintf(err, errlen, "%s: architecture %s is not supported (llama, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v3)", path, a);
+        return -1;
+    }
     if (get_int(j, "hidden_size", 1, path, &c->dim, err, errlen) ||
         get_int(j, "intermediate_size", 1, path, &c->hidden_dim, err, errlen) ||
         get_int(j, "num_hidden_layers", 1, path, &c->n_layers, err, errlen) ||
@@ -68,14 +139,16 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     }
     if (c->head_dim % 2) { snprintf(err, errlen, "%s: head_dim %d is odd; RoPE needs pairs", path, c->head_dim); return -1; }
     cJSON *v = cJSON_GetObjectItem(j, "rope_theta");
+    if (!cJSON_IsNumber(v)) v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_theta");   /* transformers 5 */
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
     v = cJSON_GetObjectItem(j, "tie_word_embeddings");
     c->tied = cJSON_IsBool(v) ? cJSON_IsTrue(v) : 0;
     c->qkv_bias = c->arch == ARCH_QWEN2;
-    c->qk_norm = c->arch == ARCH_QWEN3;
+    c->qk_norm = c->arch == ARCH_QWEN3 || c->arch == ARCH_QWEN3_MOE;
     c->rope = ROPE_HALF;
+    if (parse_moe(c, j, path, err, errlen) || parse_mla(c, j, path, err, errlen)) return -1;
     v = cJSON_GetObjectItem(j, "torch_dtype");
     if (!cJSON_IsString(v)) v = cJSON_GetObjectItem(j, "dtype");
     const char *td = cJSON_IsString(v) ? v->valuestring : "";
@@ -155,6 +228,7 @@ void model_free(model *m) {
     for (int i = 0; i < m->nsmall; i++) free(m->small[i]);
     free(m->small);
     free(m->w.layer);
+    free(m->experts);
     weights_free(&m->files);
     free(m->path);
     free(m->tokenizer_path);

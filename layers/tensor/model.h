@@ -1,5 +1,6 @@
 /*
- * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3):
+ * model.h -- layer 5: a decoder-only transformer (llama, qwen2, qwen3, and
+ * the mixture-of-experts qwen3_moe, mixtral, deepseek_v3):
  * its configuration, its weights, and loading them from a checkpoint.
  */
 #ifndef HIPATH_MODEL_H
@@ -7,13 +8,15 @@
 
 #include "layers/tensor/weights.h"
 
-enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3 };
+enum arch { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_QWEN3_MOE, ARCH_MIXTRAL, ARCH_DEEPSEEK_V3 };
 /* How RoPE pairs the dimensions of a head: HF checkpoints rotate the two
  * halves (i, i + d/2); llama.cpp's GGUF permutes Q/K rows so pairs are
  * adjacent (2i, 2i + 1). Using the wrong one gives fluent nonsense. */
 enum rope_style { ROPE_HALF, ROPE_ADJACENT };
 
 #define MAX_STOP_IDS 8
+#define MAX_LAYERS_MASK 256   /* qwen3_moe's mlp_only_layers: layer numbers below this */
+enum gating { GATE_SOFTMAX, GATE_SIGMOID };
 
 typedef struct {
     enum arch arch;
@@ -38,6 +41,24 @@ typedef struct {
     int bos_id;             /* -1 none */
     int n_stop;
     int stop_ids[MAX_STOP_IDS];
+    /* Mixture of experts (0 experts: a dense model). A MoE layer's FFN is
+     * a router choosing n_experts_per_tok of n_experts SwiGLU FFNs of
+     * moe_hidden_dim per token, plus n_shared_experts every token takes. */
+    int n_experts;          /* num_experts (qwen3_moe) / num_local_experts (mixtral) / n_routed_experts (deepseek_v3) */
+    int n_experts_per_tok;  /* num_experts_per_tok: top-k */
+    int moe_hidden_dim;     /* moe_intermediate_size (qwen3_moe, deepseek_v3); intermediate_size for mixtral */
+    int n_shared_experts;   /* deepseek_v3 n_shared_experts (0 for the others) */
+    int first_dense_layers; /* deepseek_v3 first_k_dense_replace: layers before it are dense */
+    int sparse_step;        /* qwen3_moe decoder_sparse_step: layer l is MoE when (l + 1) % it == 0 (1 otherwise) */
+    unsigned char mlp_only[MAX_LAYERS_MASK / 8];   /* qwen3_moe mlp_only_layers, a bit per layer: dense */
+    int norm_topk_prob;     /* renormalize the top-k weights */
+    enum gating gating;     /* softmax (qwen3_moe, mixtral) or sigmoid (deepseek_v3) scores */
+    float routed_scaling;   /* deepseek_v3 routed_scaling_factor (1 otherwise) */
+    int n_group, topk_group;/* deepseek_v3 group-limited routing (1, 1 otherwise) */
+    /* Multi-head latent attention (deepseek_v3; 0: ordinary attention). */
+    int q_lora_rank;        /* 0 when null (q_proj direct) */
+    int kv_lora_rank;       /* > 0 means MLA */
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
 } model_config;
 
 /* Matrices stay in the mmap'd file; the small vectors (norm weights,
@@ -48,6 +69,11 @@ typedef struct {
     const tensor *w_gate, *w_up, *w_down;
     const float *bq, *bk, *bv;            /* qwen2 */
     const float *q_norm, *k_norm;         /* qwen3, [head_dim] */
+    /* a MoE layer (model_layer_is_moe), in place of w_gate w_up w_down: */
+    const tensor *w_router;               /* [n_experts, dim] */
+    const float *router_bias;             /* deepseek_v3 e_score_correction_bias [n_experts], or NULL */
+    const tensor **e_gate, **e_up, **e_down;   /* [n_experts] each: the experts' SwiGLU matrices */
+    const tensor *s_gate, *s_up, *s_down; /* deepseek_v3 shared experts (one FFN of n_shared x moe_hidden), or NULL */
 } layer_weights;
 
 typedef struct {
@@ -65,6 +91,7 @@ typedef struct {
     char *tokenizer_path;    /* tokenizer.json, or NULL */
     float **small;           /* the f32 vectors, owned */
     int nsmall;
+    const tensor **experts;  /* the MoE layers' expert tables, one block, owned */
     int kv_bytes;            /* a KV element's bytes: 0, f32 slots; analytic: the KV dtype asked */
 } model;
 
@@ -74,7 +101,8 @@ typedef struct {
 int  model_load(model *m, const char *path, char *err, int errlen);
 void model_free(model *m);
 
-/* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3).
+/* Only the configuration: a Hugging Face config.json (llama, qwen2, qwen3,
+ * qwen3_moe, mixtral, deepseek_v3).
  * 0, or -1 with a one-line reason naming the file and field. */
 int  model_config_load(model_config *c, const char *config_json_path, char *err, int errlen);
 

@@ -1,0 +1,109 @@
+/*
+ * moe.c -- layer 4: a mixture-of-experts layer's operators. The router's
+ * top-k, which also groups the step's (token, choice) slots by expert on
+ * the host for the grouped matmul and the trace; the grouped matmul, whose
+ * weight bytes are those of the experts some token chose (read once
+ * each), its FLOPs per token routed; and the weighted combine.
+ */
+#include "layers/ops/op_cost.h"
+#include <stdio.h>
+#include <string.h>
+
+int op_moe_supported(void) {
+    const backend *b = backend_now();
+    return b->moe_route && b->moe_matmul && b->moe_combine;
+}
+
+/* The analytic device's router: it has no logits, so each token draws k
+ * distinct experts from moe_draw_dist, seeded by (step, layer, token) so
+ * that a run repeats; the weights are 1/k. The one place routing without
+ * data is decided. */
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* One expert of E drawn: uniform. */
+static int moe_draw_dist(uint64_t *s, int E) { return (int)(splitmix64(s) % (uint64_t)E); }
+static void draw(int *ids, int T, const moe_gate *g, int64_t step, int layer) {
+    for (int t = 0; t < T; t++) {
+        uint64_t s = ((uint64_t)step << 40) ^ ((uint64_t)layer << 24) ^ (uint64_t)t;
+        int *id = ids + (size_t)t * g->k;
+        for (int j = 0; j < g->k; j++) {
+            int e, again;
+            do {   /* k distinct: draw again on a repeat */
+                e = moe_draw_dist(&s, g->n_experts);
+                again = 0;
+                for (int i = 0; i < j; i++) again |= id[i] == e;
+            } while (again);
+            id[j] = e;
+        }
+    }
+}
+
+/* Counting sort of the slots by expert. */
+static void group(moe_groups *grp, int T, const moe_gate *g) {
+    int E = g->n_experts, n = T * g->k;
+    grp->n_experts = E; grp->k = g->k; grp->T = T;
+    memset(grp->start, 0, ((size_t)E + 1) * sizeof(int));
+    for (int s = 0; s < n; s++) grp->start[grp->ids[s] + 1]++;
+    for (int e = 0; e < E; e++) grp->start[e + 1] += grp->start[e];
+    for (int s = 0, e; s < n; s++) {   /* start[e] moves past each slot placed, then back */
+        e = grp->ids[s];
+        grp->slot[grp->start[e]++] = s;
+    }
+    for (int e = E; e > 0; e--) grp->start[e] = grp->start[e - 1];
+    grp->start[0] = 0;
+}
+
+/* The trace's view of the routing: "expert:tokens" for each expert chosen,
+ * and, for a step of at most 16 tokens, each token's experts ("3 7|0 5"). */
+static void describe(const moe_groups *grp, char *counts, size_t nc, char *tokens, size_t nt) {
+    size_t o = 0;
+    counts[0] = tokens[0] = 0;
+    for (int e = 0; e < grp->n_experts && o < nc; e++)
+        if (grp->start[e + 1] > grp->start[e])
+            o += (size_t)snprintf(counts + o, nc - o, "%s%d:%d", o ? " " : "", e, grp->start[e + 1] - grp->start[e]);
+    if (grp->T > 16) return;
+    o = 0;
+    for (int s = 0; s < grp->T * grp->k && o < nt; s++)
+        o += (size_t)snprintf(tokens + o, nt - o, "%s%d", s == 0 ? "" : s % grp->k ? " " : "|", grp->ids[s]);
+}
+
+void op_moe_route(op_plan p, int *ids, float *w, const float *logits, int T, const moe_gate *g, moe_groups *grp, int layer) {
+    int E = g->n_experts, n = T * g->k;
+    kcost c = begin(p, "moe_topk", 8.0 * T * E, 4.0 * T * E + 8.0 * n);
+    uint64_t t1 = backend_now()->moe_route(&c, ids, w, logits, T, g);
+    const rt_device *d = rt_device_now();
+    if (d->driver == &rt_analytic) draw(grp->ids, T, g, p.step, layer);
+    else if (d->driver->separate) rt_copy(grp->ids, ids, (size_t)n * sizeof(int), COPY_D2H, p.step);   /* the host groups them */
+    else memcpy(grp->ids, ids, (size_t)n * sizeof(int));   /* host memory: read in place, as a GPU's own align kernel would */
+    group(grp, T, g);
+    int touched = 0;
+    for (int e = 0; e < E; e++) touched += grp->start[e + 1] > grp->start[e];
+    if (!trace_enabled()) return;
+    char counts[4096], tokens[1024];
+    describe(grp, counts, sizeof counts, tokens, sizeof tokens);
+    end(&c, t1, TRACE_ARGS(TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes), TA_INT("tokens", T), TA_INT("layer", layer),
+                           TA_INT("experts", E), TA_INT("top_k", g->k), TA_INT("experts_touched", touched),
+                           TA_STR("expert_tokens", counts), TA_STR("token_experts", tokens)));
+}
+
+void op_moe_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token) {
+    int N = (int)W[0]->shape[0], K = (int)W[0]->shape[1], rows = g->T * g->k, touched = 0;
+    double wbytes = 0;
+    for (int e = 0; e < g->n_experts; e++)
+        if (g->start[e + 1] > g->start[e]) { wbytes += (double)dtype_row_bytes(W[e]->dt, K) * N; touched++; }
+    kcost c = begin(p, name, 2.0 * rows * N * K, wbytes + 4.0 * rows * (K + N));
+    c.dt = W[0]->dt;
+    uint64_t t1 = backend_now()->moe_matmul(&c, y, x, W, g, per_token, N, K);
+    end(&c, t1, TRACE_ARGS(TA_DBL("flops", c.flops), TA_DBL("bytes", c.bytes), TA_DBL("weight_bytes", wbytes),
+                           TA_INT("tokens", g->T), TA_INT("rows", rows), TA_INT("experts_touched", touched), TA_INT("N", N),
+                           TA_INT("K", K), TA_LIT("dtype", dtype_name(W[0]->dt))));
+}
+
+void op_moe_combine(op_plan p, float *out, const float *y, const float *w, int T, int k, int n) {
+    kcost c = begin(p, "moe_combine", 2.0 * T * k * n, 4.0 * ((double)T * k * n + (double)T * k + (double)T * n));
+    end_tokens(&c, backend_now()->moe_combine(&c, out, y, w, T, k, n), T);
+}
