@@ -49,6 +49,8 @@ static const char USAGE[] =
     "                       activations sent between them, up to M micro-batches in flight (docs/parallel.md)\n"
     "  --dp N               data parallelism: N engine replicas (analytic: only), each its own GPUs and KV pool\n"
     "  --dp-lb M            round_robin (default) or shortest_queue: which replica takes a request\n"
+    "  --ep N               expert parallelism: a MoE model's experts over the --tp N GPUs (all-to-alls between)\n"
+    "  --expert-skew S      analytic MoE routing: expert e drawn with probability ~ (e + 1)^-S (Zipf; 0: uniform)\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
     "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "layers/runtime/runtime.h"
 #include "layers/scheduler/served.h"
+#include "layers/ops/ops.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,17 @@ int model_option(model_opts *m, int c, const char *arg) {
         m->dp = (int)n;
         rt_replicas(m->dp);
         return 1;
+    case OPT_EP:
+        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--ep must be 1 to 64 GPUs, got '%s'", arg);
+        m->ep = (int)n;
+        rt_expert_parallel(m->ep);
+        return 1;
+    case OPT_EXPERT_SKEW: {
+        double s;
+        if (parse_float(arg, 0, 10, &s)) return -stack_fail("--expert-skew must be a Zipf exponent from 0 to 10, got '%s'", arg);
+        op_moe_skew(s);
+        return 1;
+    }
     case OPT_DP_LB:
         for (m->dp_lb = 0; m->dp_lb < 2 && strcmp(arg, DP_LB_NAME[m->dp_lb]); m->dp_lb++) {}
         if (m->dp_lb == 2) return -stack_fail("--dp-lb must be round_robin or shortest_queue, got '%s'", arg);

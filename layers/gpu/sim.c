@@ -161,8 +161,8 @@ uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step) {
     return queue(t0, dur);
 }
 
-uint64_t sim_all_reduce(const char *call, double bytes, int64_t step) {
-    gpu_all_reduce a = gpu_all_reduce_time(&D.p, D.gpus, bytes);
+uint64_t sim_ring(const char *call, double bytes, int phases, int64_t step) {
+    gpu_all_reduce a = gpu_ring_time(&D.p, D.gpus, bytes, phases);
     uint64_t t0 = start(trace_now_ns()), dur = ns(a.total_s);
     for (int g = lane0(); g < lane0() + D.gpus; g++)
         trace_slice(stream(g, step), call, t0, dur,
@@ -171,6 +171,43 @@ uint64_t sim_all_reduce(const char *call, double bytes, int64_t step) {
                                TA_DBL("bandwidth_s", a.bandwidth_s), TA_DBL("latency_s", a.latency_s),
                                TA_STR("link", D.p.link.name)));
     return queue(t0, dur);
+}
+
+/* Each GPU's slice shows what it sent and received; the collective lasts
+ * as long as the busiest GPU's traffic takes. */
+uint64_t sim_all_to_all(const char *call, const double *sent, const double *received, int64_t step) {
+    double most = 0;
+    for (int g = 0; g < D.gpus; g++) {
+        if (sent[g] > most) most = sent[g];
+        if (received[g] > most) most = received[g];
+    }
+    gpu_all_reduce a = gpu_all_to_all_time(&D.p, D.gpus, most);
+    uint64_t t0 = start(trace_now_ns()), dur = ns(a.total_s);
+    for (int g = 0; g < D.gpus; g++)
+        trace_slice(stream(lane0() + g, step), call, t0, dur,
+                    TRACE_ARGS(TA_DBL("bytes", most), TA_DBL("sent_bytes", sent[g]), TA_DBL("received_bytes", received[g]),
+                               TA_INT("gpus", D.gpus), TA_DBL("ring_bytes_per_s", gpu_ring_bandwidth(&D.p, D.gpus)),
+                               TA_DBL("bandwidth_s", a.bandwidth_s), TA_DBL("latency_s", a.latency_s),
+                               TA_STR("link", D.p.link.name)));
+    return queue(t0, dur);
+}
+
+/* GPU g of the group runs k[g] (its experts' rows; none when its grid is
+ * empty), all from the same start; the group is free when the slowest is
+ * done: the rest wait for it at the next collective. */
+uint64_t sim_launch_each(const char *kernel, const char *op, int64_t step, const sim_kernel *k, const double *flops,
+                         const double *bytes, uint64_t now) {
+    uint64_t t0 = start(now), longest = 0;
+    for (int g = 0; g < D.gpus; g++) {
+        if (!k[g].workgroups) continue;
+        uint64_t dur = ns(k[g].total_s);
+        if (dur > longest) longest = dur;
+        trace_slice(stream(lane0() + g, step), kernel, t0, dur,
+                    TRACE_ARGS(TA_LIT("op", op), TA_INT("workgroups", k[g].workgroups), TA_INT("wavefronts", k[g].wavefronts),
+                               TA_INT("waves", k[g].waves), TA_DBL("flops", flops[g]), TA_DBL("bytes", bytes[g]),
+                               TA_DBL("wave_s", k[g].wave_s), TA_LIT("class", SIM_CLASS_NAME[sim_class_of(kernel, &k[g])])));
+    }
+    return queue(t0, longest);
 }
 
 /* GPU 0 receives (N-1) shares of `bytes` at the ring's rate (all its links

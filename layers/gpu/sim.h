@@ -74,10 +74,17 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
  * Returns its modeled end. */
 uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step);
 /* Collectives over the interconnect (link.h), queued on every GPU's stream:
- * the ring all-reduce of `bytes`, and the gather of each GPU's `bytes` to
+ * the ring all-reduce of `bytes` (or one of its halves), and the gather of each GPU's `bytes` to
  * GPU 0 (arrows from every GPU's slice into GPU 0's: the join). `call` is
  * the library call's name. Return their modeled end. */
-uint64_t sim_all_reduce(const char *call, double bytes, int64_t step);
+uint64_t sim_ring(const char *call, double bytes, int phases, int64_t step);   /* phases: gpu_ring_time's */
+/* Expert parallelism: the all-to-all in which GPU g of the group sends
+ * sent[g] bytes and receives received[g] (link.h), and a launch whose
+ * shape differs by GPU (k[g]: its experts' rows), the group waiting for
+ * the slowest. Return their modeled end. */
+uint64_t sim_all_to_all(const char *call, const double *sent, const double *received, int64_t step);
+uint64_t sim_launch_each(const char *kernel, const char *op, int64_t step, const sim_kernel *k, const double *flops,
+                         const double *bytes, uint64_t now);
 uint64_t sim_gather(const char *call, double bytes, int64_t step);
 /* The activations' hand-off from stage `from` to stage `to` of the
  * calling thread's replica (link.h's send), GPU k to GPU k: it starts when

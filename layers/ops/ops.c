@@ -95,11 +95,15 @@ void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n)
 /* The collectives: layer 2 queues them on the GPUs' streams. x is already
  * whole (a modeled device computes every kernel whole), so nothing moves
  * here: the op is its bytes and the library call. */
-void op_all_reduce(op_plan p, const char *name, int T, int n) {
+/* The ring's collectives (all-reduce, its halves): bytes and the call. */
+static void ring(op_plan p, const char *name, int T, int n, void (*call)(double, int64_t)) {
     kcost c = begin(p, name, 0, 4.0 * T * n);   /* the activations are f32 */
-    rt_all_reduce(c.bytes, c.step);
+    call(c.bytes, c.step);
     end_tokens(&c, 0, T);
 }
+void op_all_reduce(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_all_reduce); }
+void op_reduce_scatter(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_reduce_scatter); }
+void op_all_gather(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_all_gather); }
 
 void op_gather(op_plan p, const char *name, int rows, int n) {
     kcost c = begin(p, name, 0, 4.0 * rows * n / rt_device_now()->gpus);   /* each GPU's share of the rows */

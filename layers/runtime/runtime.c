@@ -56,9 +56,9 @@ static struct {
     kstat *k; int nk, capk;
     _Atomic int loaded;
     int jit, gpus;
-    int stages, replicas;
+    int stages, replicas, ep;
     pthread_mutex_t mu;   /* the first launch and the kernel stats: --dp's engines launch at once */
-} R = { .mu = PTHREAD_MUTEX_INITIALIZER, .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1 },
+} R = { .mu = PTHREAD_MUTEX_INITIALIZER, .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1, .ep = 1 },
         .drv = &rt_host };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
@@ -68,16 +68,20 @@ void rt_jit(int on) { R.jit = on; }
 void rt_gpus(int n) { R.gpus = n; }
 void rt_stages(int m) { R.stages = m; }
 void rt_replicas(int n) { R.replicas = n; }
+void rt_expert_parallel(int n) { R.ep = n; }
 
 int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_kernel_list *const *k, int n,
             char *err, int errlen) {
     rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1, .stages = R.stages > 1 ? R.stages : 1,
-                    .replicas = R.replicas > 1 ? R.replicas : 1 };
+                    .replicas = R.replicas > 1 ? R.replicas : 1, .ep = R.ep > 1 ? R.ep : 1 };
     const char *flag = d.gpus > 1 ? "--tp" : d.stages > 1 ? "--pp" : "--dp";
     int many = d.gpus > 1 ? d.gpus : d.stages > 1 ? d.stages : d.replicas;
     if (many > 1 && !drv->all_reduce)
         return snprintf(err, errlen, "%s %d: device %s is not a modeled GPU; parallelism is modeled on sim:PROFILE and "
                         "analytic:PROFILE", flag, many, name), -1;
+    if (d.ep > 1 && d.ep != d.gpus)
+        return snprintf(err, errlen, "--ep %d: the experts are spread over the GPUs that split attention (attention TP, experts EP, "
+                        "as SGLang's --tp N --ep-size N): give --tp %d too", d.ep, d.ep), -1;
     if (d.replicas > 1 && drv->has_data)
         return snprintf(err, errlen, "--dp %d: data parallelism is modeled on analytic:PROFILE only (on %s every replica's "
                         "data would be computed on this host by one kernel pool)", d.replicas, name), -1;
@@ -203,6 +207,18 @@ static void collective(const char *call, void (*run)(double, int64_t), double by
 }
 void rt_all_reduce(double bytes, int64_t step) { collective("ncclAllReduce", R.drv->all_reduce, bytes, step); }
 void rt_gather(double bytes, int64_t step) { collective("gather", R.drv->gather, bytes, step); }
+void rt_reduce_scatter(double bytes, int64_t step) { collective("ncclReduceScatter", R.drv->reduce_scatter, bytes, step); }
+void rt_all_gather(double bytes, int64_t step) { collective("ncclAllGather", R.drv->all_gather, bytes, step); }
+
+void rt_all_to_all(const double *sent, const double *received, int64_t step) {
+    if (R.dev.gpus < 2) return;
+    double total = 0;
+    for (int g = 0; g < R.dev.gpus; g++) total += sent[g];
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "all_to_all", TRACE_ARGS(TA_DBL("bytes", total), TA_INT("gpus", R.dev.gpus)));
+    R.drv->all_to_all(sent, received, step);
+    trace_end(w, NO_ARGS);
+}
 
 void rt_replica(int r) {
     if (R.drv->replica) R.drv->replica(r);

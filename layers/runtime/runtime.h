@@ -37,6 +37,7 @@ typedef struct {
     int gpus;                  /* --tp: GPUs joined by the profile's interconnect (1: one device) */
     int stages;                /* --pp: pipeline stages, each its own `gpus` GPUs (1: none) */
     int replicas;              /* --dp: engine replicas, each its own gpus x stages GPUs (1: one) */
+    int ep;                    /* --ep: a MoE layer's experts spread over the `gpus` (1: split as every matrix is) */
 } rt_device;
 
 /* What the JIT did, for the trace: compiled, or found in the cache. */
@@ -75,6 +76,11 @@ struct rt_driver {
      * GPU's `bytes` to GPU 0, queued on the streams. */
     void  (*all_reduce)(double bytes, int64_t step);
     void  (*gather)(double bytes, int64_t step);
+    /* ... the all-reduce's halves (expert parallelism's layers), and the
+     * all-to-all in which GPU g sends sent[g] bytes and receives received[g] */
+    void  (*reduce_scatter)(double bytes, int64_t step);
+    void  (*all_gather)(double bytes, int64_t step);
+    void  (*all_to_all)(const double *sent, const double *received, int64_t step);
     /* Pipeline and data parallelism (NULL where a driver has one GPU): the
      * calling thread's work goes to replica r, to stage s, from now; the send
      * of `bytes` from stage `from` to stage `to`; an event recorded on the
@@ -103,6 +109,9 @@ void rt_gpus(int n);
  * and N engine replicas of the whole (modeled devices only, as --tp). */
 void rt_stages(int m);
 void rt_replicas(int n);
+/* --ep N, before opening: a MoE layer's experts spread over the N GPUs
+ * that split attention (N = --tp: SGLang's --tp N --ep-size N). */
+void rt_expert_parallel(int n);
 const rt_device *rt_device_now(void);
 /* On a modeled device (sim, analytic), the device time modeled so far: the
  * sum of every kernel's and copy's modeled time (layer 1's sim_busy_ns);
@@ -134,6 +143,14 @@ void rt_sync(int64_t step);
  * kernel whole and models one GPU's shard. */
 void rt_all_reduce(double bytes, int64_t step);
 void rt_gather(double bytes, int64_t step);
+/* Expert parallelism's: the all-reduce's two halves (ncclReduceScatter:
+ * each GPU ends with 1/N of the sums; ncclAllGather: each GPU's 1/N to
+ * all), and the all-to-all that sends each token to its experts' GPUs and
+ * back (torch.distributed.all_to_all_single; DeepEP's dispatch and combine),
+ * GPU g sending sent[g] bytes and receiving received[g]. */
+void rt_reduce_scatter(double bytes, int64_t step);
+void rt_all_gather(double bytes, int64_t step);
+void rt_all_to_all(const double *sent, const double *received, int64_t step);
 /* Pipeline parallelism (vLLM sends a stage's activations to the next with
  * torch.distributed's send/recv over NCCL): the calling thread's work goes
  * to replica r, stage s, from now (rt_replica: an engine's thread says its

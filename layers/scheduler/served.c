@@ -109,7 +109,7 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) return -1;
     const model_config *c = &s->m.cfg;
-    if (forward_split_check(c, rt_device_now()->gpus, rt_device_now()->stages, err, errlen)) goto fail_model;
+    if (forward_split_check(c, rt_device_now()->gpus, rt_device_now()->stages, rt_device_now()->ep, err, errlen)) goto fail_model;
     s->dp = rt_device_now()->replicas;
     s->dp_lb = o->dp_lb;
     if (!(s->e = calloc(s->dp, sizeof *s->e))) { snprintf(err, errlen, "out of memory"); goto fail_model; }

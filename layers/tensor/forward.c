@@ -14,6 +14,14 @@
  * every GPU before the residual add; the embedding's rows too. The norms
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
  *
+ * With --ep (expert parallelism, tp = ep) a MoE layer's experts are spread
+ * over the GPUs, E/ep whole on each, as DeepEP and SGLang's EP MoE run them:
+ * attention's partial sums are reduce-scattered (each GPU then holds 1/ep
+ * of the tokens), each GPU sends its tokens to their experts' GPUs and
+ * gets the outputs back (two all-to-alls, moe.c), and an all-gather makes
+ * x whole again for the next attention: the all-reduce's two halves, with
+ * the experts between them.
+ *
  * Over pp stages (pipeline parallelism) the layers are cut into pp runs,
  * as vLLM's get_pp_indices cuts them, each stage its own tp GPUs: the
  * first embeds, the last computes the logits, and each hands x to the
@@ -66,15 +74,18 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
     return sum;
 }
 
-int forward_split_check(const model_config *c, int tp, int pp, char *err, int errlen) {
+int forward_split_check(const model_config *c, int tp, int pp, int ep, char *err, int errlen) {
     if (pp > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", pp, c->n_layers), -1;
+    if (ep > 1 && !c->n_experts) return snprintf(err, errlen, "ep %d: the model has no experts (a dense FFN)", ep), -1;
+    if (ep > 1 && c->n_experts % ep)
+        return snprintf(err, errlen, "ep %d: it must divide the %d experts (each GPU holds as many)", ep, c->n_experts), -1;
     if (tp <= 1) return 0;
     if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
     if (c->n_kv_heads % tp && tp % c->n_kv_heads)
         return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
                         tp, c->n_kv_heads), -1;
     if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
-    if (c->n_experts && c->moe_hidden_dim % tp)
+    if (c->n_experts && ep == 1 && c->moe_hidden_dim % tp)
         return snprintf(err, errlen, "tp %d: it must divide the experts' moe_intermediate_size %d", tp, c->moe_hidden_dim), -1;
     return 0;
 }
@@ -172,7 +183,7 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int adjacent = c->rope == ROPE_ADJACENT;
 
     /* The plan: how each op splits over the tp GPUs (ops.h); which of the pp stages runs it. */
-    int tp = rt_device_now()->gpus, pp = rt_device_now()->stages, stage = 0;
+    int tp = rt_device_now()->gpus, pp = rt_device_now()->stages, ep = rt_device_now()->ep, stage = 0;
     int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
     op_plan whole = { step, 1, SPLIT_OUT }, cols = { step, tp, SPLIT_OUT }, rows = { step, tp, SPLIT_IN },
             kv_cols = { step, kv_split, SPLIT_OUT };
@@ -208,7 +219,9 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
         op_kv_append(kv_cols, kv, &s->batch, l, s->k, s->v);
         op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
         op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);
-        if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
+        int ep_layer = ep > 1 && L->w_router;   /* its experts spread over the GPUs (moe.c) */
+        if (ep_layer) op_reduce_scatter(whole, "attn_reduce_scatter", T, dim);   /* each GPU: its tokens' sums, to dispatch */
+        else if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 
         op_rmsnorm(whole, "ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
@@ -219,7 +232,8 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             op_silu_mul(cols, s->gate, s->up, T, c->hidden_dim);
             op_matmul(rows, "down_proj", s->xb, s->gate, L->w_down, NULL, T);
         }
-        if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
+        if (ep_layer) op_all_gather(whole, "moe_all_gather", T, dim);   /* each GPU's tokens to all, for attention */
+        else if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 
         trace_end(w, NO_ARGS);

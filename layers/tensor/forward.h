@@ -46,9 +46,10 @@ int  forward_state_init(forward_state *s, const model_config *c, int max_tokens,
 size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs);
 /* Can forward() split this model over tp GPUs and pp stages? Each GPU
  * takes whole heads, and whole KV heads (or one, repeated, past tp = KV
- * heads, as vLLM does); each stage one layer at least. 0, or -1 with a
+ * heads, as vLLM does); each stage one layer at least; ep GPUs the same
+ * number of whole experts each (ep > 1: tp = ep, rt_open's rule). 0, or -1 with a
  * one-line reason. */
-int forward_split_check(const model_config *c, int tp, int pp, char *err, int errlen);
+int forward_split_check(const model_config *c, int tp, int pp, int ep, char *err, int errlen);
 /* The stage (0..pp) that computes layer l (vLLM's get_pp_indices). */
 int forward_stage_of(int n_layers, int pp, int l);
 void forward_state_free(forward_state *s);
