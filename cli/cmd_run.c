@@ -8,6 +8,7 @@
 #include "layers/client/client.h"
 #include "kernels/backend.h"
 #include "labs/bounds.h"
+#include "layers/tensor/forward.h"
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/journey.h"
@@ -123,7 +124,8 @@ static int check_fits(const char *config, const char *dtype, int context) {
     bounds_result b;
     char err[512];
     const rt_device *d = rt_device_now();
-    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err) || forward_split_check(&c, d->gpus, d->stages, d->ep, err, sizeof err))
+        return stack_fail("%s", err);   /* before the figures below: a refusal is one line */
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
     /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
