@@ -7,8 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A parallelism's degree, 1 to 64 (flag: its name, what: of what), into
+ * *n and the device's setting: 1, or -1 with the reason printed. */
+static int ways(const char *arg, const char *flag, const char *what, int *n, void (*set)(int)) {
+    long v;
+    if (parse_int(arg, 1, 64, &v)) return -stack_fail("%s must be 1 to 64 %s, got '%s'", flag, what, arg);
+    set(*n = (int)v);
+    return 1;
+}
+
 int model_option(model_opts *m, int c, const char *arg) {
-    long n;
     switch (c) {
     case OPT_MODEL: m->model = arg; m->model_given = 1; return 1;
     case OPT_DEVICE: m->device = arg; return 1;
@@ -23,26 +31,10 @@ int model_option(model_opts *m, int c, const char *arg) {
     case OPT_KV_MB:
         if (parse_float(arg, 1e-3, 1 << 20, &m->kv_cache_mb)) return -stack_fail("--kv-cache-mb must be a positive number, got '%s'", arg);
         return 1;
-    case OPT_TP:
-        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--tp must be 1 to 64 GPUs, got '%s'", arg);
-        m->tp = (int)n;
-        rt_gpus(m->tp);
-        return 1;
-    case OPT_PP:
-        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--pp must be 1 to 64 stages, got '%s'", arg);
-        m->pp = (int)n;
-        rt_stages(m->pp);
-        return 1;
-    case OPT_DP:
-        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--dp must be 1 to 64 replicas, got '%s'", arg);
-        m->dp = (int)n;
-        rt_replicas(m->dp);
-        return 1;
-    case OPT_EP:
-        if (parse_int(arg, 1, 64, &n)) return -stack_fail("--ep must be 1 to 64 GPUs, got '%s'", arg);
-        m->ep = (int)n;
-        rt_expert_parallel(m->ep);
-        return 1;
+    case OPT_TP: return ways(arg, "--tp", "GPUs", &m->tp, rt_gpus);
+    case OPT_PP: return ways(arg, "--pp", "stages", &m->pp, rt_stages);
+    case OPT_DP: return ways(arg, "--dp", "replicas", &m->dp, rt_replicas);
+    case OPT_EP: return ways(arg, "--ep", "GPUs", &m->ep, rt_expert_parallel);
     case OPT_EXPERT_SKEW: {
         double s;
         if (parse_float(arg, 0, 10, &s)) return -stack_fail("--expert-skew must be a Zipf exponent from 0 to 10, got '%s'", arg);
