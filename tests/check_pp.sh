@@ -52,8 +52,8 @@ PY
 }
 
 # 2-4. One request and sixteen on 2, 3 (32 layers: 11, 11, 10) and 4 stages of H100s (NVSwitch), 2 of
-# MI300X (xGMI mesh) and of RTX PRO 6000 (PCIe through the host), tp 2 x pp 2.
-for run in "h100 2 1" "h100 2 16" "h100 3 1" "h100 4 16" "mi300x 2 1" "rtx-pro-6000-server 2 1" "h100 2 4 --tp 2"; do
+# MI300X (xGMI mesh: one link a pair, as PCIe through the host), tp 2 x pp 2.
+for run in "h100 2 1" "h100 2 16" "h100 3 1" "h100 4 16" "mi300x 2 1" "h100 2 4 --tp 2"; do
   set -- $run
   prof=$1 M=$2 n=$3; shift 3
   db="$tmp/$prof-$M-$n.db"
