@@ -289,8 +289,7 @@ static void finish_all(bounds_result *r) {
 static int check_parallel(const model_config *c, const gpu_profile *g, int N, int M, char *err, int errlen) {
     char why[384];
     if (N < 1 || M < 1) return snprintf(err, errlen, "tp %d, pp %d: each must be at least 1", N, M), -1;
-    if (forward_split_check(c, N, err, errlen)) return -1;   /* the engine's own split rule */
-    if (M > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", M, c->n_layers), -1;
+    if (forward_split_check(c, N, M, 1, err, errlen)) return -1;   /* the engine's own split rule */
     long n = (long)N * M;
     if (gpu_link_check(g, n > INT_MAX ? INT_MAX : (int)n, why, sizeof why))
         return snprintf(err, errlen, "tp %d x pp %d: %s%s", N, M, why,

@@ -103,7 +103,7 @@ static void busy_is_the_kernels_not_the_span(void **state) {
     p.peak.fp32 = 1e12;
     sim_kernel k;
     char err[128];
-    sim_open(&p, 1);
+    sim_open(&p, 1, 1, 1);
     assert_int_equal(sim_model(&p, 10, 32, 1e6, 1e6, p.peak.fp32, &k, err, sizeof err), 0);   /* 1 us */
     sim_launch("k", "op", 0, &k, 1e6, 1e6, 0);
     sim_launch("k", "op", 0, &k, 1e6, 1e6, 5000);   /* launched at 5 us, after a 4 us idle gap */
