@@ -21,8 +21,8 @@ for kv in bf16 int8; do
     > "$OUT/bounds-$kv.json" 2> "$OUT/bounds-$kv.err" || { echo "FAIL bounds --kv-dtype $kv: $(head -n 1 "$OUT/bounds-$kv.err")"; fail=1; }
 done
 "$HIPATH" bounds --config $V3 --device h100 --prompt-len 512 > "$OUT/bounds.txt" 2>/dev/null || fail=1
-# Every layer dense (first_k_dense_replace = layers), so the engine runs it
-# analytic: the MoE layers are not in this build.
+# Every layer dense (first_k_dense_replace = layers): the figures below are
+# MLA's alone, with no experts among them (check_moe runs the whole model).
 python3 -c "import json, sys; c = json.load(open('$V3')); c['first_k_dense_replace'] = c['num_hidden_layers']; json.dump(c, sys.stdout)" \
   > "$OUT/v3-dense.json"
 "$HIPATH" bounds --json --config "$OUT/v3-dense.json" --device h100 --prompt-len 512 --tp 8 > "$OUT/bounds-tp8.json" 2>/dev/null || fail=1
