@@ -131,7 +131,7 @@ static double metric(const replay_request *q, int m, int which) {
     return q->output > 1 ? 1e3 * (last - first) / (q->output - 1) : NAN;
 }
 
-static void stats(replay *r) {
+void replay_stats(replay *r) {
     double *v = malloc(r->n * sizeof *v);
     for (int m = 0; v && m < REPLAY_METRICS; m++)
         for (int w = 0; w < 2; w++) {
@@ -214,7 +214,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     r->wall_s = trace_host_seconds() - t0;
     for (int i = 0; i < r->n; i++) free(prompts[i]);
     free(prompts); free(rq); free(a); free(times); free(reply);
-    if (!rc) stats(r);
+    if (!rc) replay_stats(r);
     return rc;
 }
 

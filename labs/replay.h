@@ -60,6 +60,10 @@ int replay_kv_blocks(replay *r, const char *config, const char *profile, const c
  * (the reason printed). */
 int replay_run(replay *r, const char *config, const char *profile, const char *dtype, const char *db);
 
+/* r->stat from the requests' times: the real ones, and the modeled ones
+ * as replay_run left them (0 before it ran). */
+void replay_stats(replay *r);
+
 /* The p-th percentile of v[0..n) as numpy.percentile's default (linear
  * between the closest ranks); sorts v. */
 double replay_percentile(double *v, int n, double p);
