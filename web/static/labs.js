@@ -14,7 +14,7 @@ const rows = (q, where = {}) => doc.result.rows.filter(r => r.quantity === q && 
 const distinct = (key, list = doc.result.rows) => [...new Set(list.map(r => r[key]))];
 // A step-like time is mixed on a simulated device (host measured, device modeled), device time modeled; on cpu both measured.
 const c = key => hp.t("c")[key] ?? key;   // a chart's words
-const clock = (device, what) => device.startsWith("cpu") ? hp.t("measured") : hp.t(what === "device" ? "modeled" : "mixed");
+const clock = (device, what) => what === "real" ? hp.t("real") : device.startsWith("cpu") ? hp.t("measured") : hp.t(what === "device" ? "modeled" : "mixed");
 
 function card(title, svg, note) {
   const d = document.createElement("div");
@@ -158,7 +158,7 @@ async function show(device) {
 async function main() {
   await hp.header("labs");
   const nav = document.getElementById("labs-nav");
-  for (let n = 1; n <= 9; n++) {
+  for (let n = 1; n <= hp.t("labtitle").length - 1; n++) {
     const a = document.createElement("a");
     a.href = `/labs/${n}`;
     a.textContent = `${n}. ${hp.t("labtitle")[n]}`;
