@@ -103,11 +103,11 @@ static int part_a(lab *L, const replay *r, const bound *b) {
             "vLLM (real): the most requests decoding at once", "300 requests, recorded");
     double real_ttft = r->stat[REPLAY_TTFT][0][REPLAY_MEAN] / 1e3;
     lab_row(L, "ttft_mean", "s", queue_ttft(r, r->o.max_num_seqs, t), real_ttft,
-            "a queue for max_num_seqs seats, each held output x t_bound", "vLLM (real): TTFT mean", "seats: max_num_seqs");
+            "a queue for max_num_seqs seats, each held output x t_bound", "vLLM (real): TTFT mean", "128 seats");
     lab_row(L, "ttft_mean", "s", queue_ttft(r, r->o.max_num_seqs, mean_tpot(r)), real_ttft,
-            "a queue for max_num_seqs seats, each held output x vLLM's TPOT mean", "vLLM (real): TTFT mean", "seats: max_num_seqs, vLLM's TPOT");
+            "a queue for max_num_seqs seats, each held output x vLLM's TPOT mean", "vLLM (real): TTFT mean", "128 seats, vLLM's TPOT");
     lab_row(L, "ttft_mean", "s", queue_ttft(r, (int)fit, t), real_ttft,
-            "a queue for as many seats as the pool holds requests, each held output x t_bound", "vLLM (real): TTFT mean", "seats: the KV pool");
+            "a queue for as many seats as the pool holds requests, each held output x t_bound", "vLLM (real): TTFT mean", "the KV pool's seats");
     return 0;
 }
 
