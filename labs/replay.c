@@ -171,7 +171,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
         if (!(prompts[i] = malloc(q->input * sizeof(int)))) { rc = stack_fail("replay: out of memory"); break; }
         for (int k = 0; k < q->input; k++) prompts[i][k] = 20000 + (int)((i * 7919u + k * 104729u) % 100000u);
         rq[i] = (request){ .id = i + 1, .prompt = prompts[i], .n_prompt = q->input, .max_tokens = q->output,
-                           .forced = reply, .n_forced = q->output };
+                           .forced = reply, .n_forced = q->output, .unsampled = 1 };
         a[i] = (arrival){ .r = &rq[i], .t_arrive = q->queued - r->req[0].queued, .t_token = times + at };
         at += q->output;
     }

@@ -8,6 +8,7 @@
 #include "layers/scheduler/scheduler.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,7 +183,9 @@ int engine_step(engine *e) {
                 trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
                 trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
             }
-            sampler_pick(&batch[i]->samp, batch[i]->id, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
+            /* unsampled: the logits' copy is modeled all the same; only the host's draw is skipped */
+            if (batch[i]->unsampled) s = (sample_result){ .id = -1, .logprob = NAN };
+            else sampler_pick(&batch[i]->samp, batch[i]->id, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
             if (batch[i]->n_forced) force(batch[i], &s);
             fin[i] = emit(e, batch[i], &s, t);
         }
@@ -214,6 +217,10 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     if (r->n_prompt < 1 || r->max_tokens < 1 || r->n_prompt + r->max_tokens > e->o.max_model_len) {
         snprintf(err, errlen, "prompt (%d) + max tokens (%d): need 1 or more of each, %d in all at most (the context length)",
                  r->n_prompt, r->max_tokens, e->o.max_model_len);
+        return SUBMIT_INVALID;
+    }
+    if (r->unsampled && (!r->n_forced || r->top_logprobs)) {
+        snprintf(err, errlen, "an unsampled request needs a forced reply and no logprobs");
         return SUBMIT_INVALID;
     }
     /* Without chunked prefill a prompt is computed in one step; so is a

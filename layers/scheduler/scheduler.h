@@ -51,6 +51,7 @@ struct request {
     const int *stop_ids;
     const int *forced;           /* teacher forcing: the reply's ids, emitted whatever is sampled */
     int n_forced;
+    int unsampled;               /* with forced: no sampler run (nothing reads its draw or logprobs: hipath replay) */
     token_fn on_token;
     done_fn on_done;
     gone_fn client_gone;
