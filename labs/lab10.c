@@ -5,11 +5,11 @@
  * LLMServingSim's run). (a) From the recorded run alone: the batch and
  * TPOT the bandwidth bound predicts (Little's law at the arrival rate),
  * the requests the KV pool holds against the most vLLM ran at once, and
- * TTFT as a queue for seats (max_num_seqs) or for the pool. (b) The first
- * 20 requests replayed (hipath replay, traced into labN.db with one step's
- * kernels in full) against vLLM's own times for them. (c) One setting
- * changed on that excerpt, predicted before it runs: a budget of 512, a
- * pool of 1024 blocks. Predictions are the bound, the step-time model or a
+ * TTFT as a queue for seats (max_num_seqs) or for the pool. (b) The whole
+ * run replayed (hipath replay's code) against vLLM's own figures, then its
+ * first 20 requests alone (traced into labN.db) against vLLM's times for
+ * them. (c) One setting changed on that excerpt, predicted before it runs:
+ * a budget of 512, a pool of 1024 blocks. Predictions are the bound, the step-time model or a
  * queue by hand; "measured" is vLLM's timestamps (real) or the replay's
  * modeled clock, and the row says which.
  */
@@ -113,14 +113,15 @@ static int part_a(lab *L, const replay *r, const bound *b) {
 
 /* ---- (b) and (c): the excerpt replayed ---- */
 
-/* The excerpt through hipath's engine with o and kv_blocks (traced into db
- * when given); its requests and counters into labN.json's "runs". */
-static int replay_excerpt(lab *L, const replay *base, const char *name, engine_opts o, int kv_blocks, const char *db, replay *r) {
+/* The first n requests through hipath's engine with o and kv_blocks
+ * (traced into db when given); their times, real and modeled, and the
+ * counters into labN.json's "runs". */
+static int replay_first(lab *L, const replay *base, int n, const char *name, engine_opts o, int kv_blocks, const char *db, replay *r) {
     *r = *base;
-    r->req = malloc(EXCERPT * sizeof *r->req);
+    r->req = malloc(n * sizeof *r->req);
     if (!r->req) return stack_fail("out of memory");
-    memcpy(r->req, base->req, EXCERPT * sizeof *r->req);
-    r->n = EXCERPT;
+    memcpy(r->req, base->req, n * sizeof *r->req);
+    r->n = n;
     r->o = o;
     r->kv_blocks = kv_blocks;
     if (replay_run(r, CONFIG, PROFILE, "bf16", db)) return -1;
@@ -142,6 +143,8 @@ static int replay_excerpt(lab *L, const replay *base, const char *name, engine_o
         cJSON_AddNumberToObject(x, "arrival_s", q->queued - r->req[0].queued);
         cJSON_AddNumberToObject(x, "first_s", q->m_first);   /* modeled, from its arrival */
         cJSON_AddNumberToObject(x, "last_s", q->m_last);
+        cJSON_AddNumberToObject(x, "real_first_s", q->first - q->queued);   /* vLLM's, from its queued_ts */
+        cJSON_AddNumberToObject(x, "real_last_s", q->last - q->queued);
         cJSON_AddNumberToObject(x, "preempted", q->preempted);
         cJSON_AddItemToArray(rs, x);
     }
@@ -151,16 +154,27 @@ static int replay_excerpt(lab *L, const replay *base, const char *name, engine_o
 }
 
 static const char *const WHAT[REPLAY_METRICS] = { "ttft_mean", "tpot_mean", "latency_mean" };
+static const char *const WHAT99[REPLAY_METRICS] = { "ttft_p99", "tpot_p99", "latency_p99" };
 
 static int part_b(lab *L, const replay *base, const bound *b, replay *r) {
-    if (replay_excerpt(L, base, "the first 20, recorded settings", base->o, base->kv_blocks, L->db, r)) return -1;
+    replay all;
+    int rc = replay_first(L, base, base->n, "the whole run, recorded settings", base->o, base->kv_blocks, NULL, &all);
+    L->pt = (lab_point){ "llama-3.1-8b", DEVICE, "bf16", "bf16", base->n, L->pt.prompt_len, L->pt.context };
+    for (int m = 0; !rc && m < REPLAY_METRICS; m++) {
+        lab_row(L, WHAT[m], "s", all.stat[m][1][REPLAY_MEAN] / 1e3, all.stat[m][0][REPLAY_MEAN] / 1e3, "hipath replay (modeled), all 300",
+                "vLLM (real): its timestamps", "whole run replayed");
+        lab_row(L, WHAT99[m], "s", all.stat[m][1][REPLAY_P99] / 1e3, all.stat[m][0][REPLAY_P99] / 1e3, "hipath replay (modeled), all 300",
+                "vLLM (real): its timestamps", "whole run replayed");
+    }
+    replay_free(&all);
+    if (rc || replay_first(L, base, EXCERPT, "the first 20, recorded settings", base->o, base->kv_blocks, L->db, r)) return -1;
     double in = 0, out = 0;
     for (int i = 0; i < r->n; i++) in += r->req[i].input, out += r->req[i].output;
     in /= r->n, out /= r->n;
     L->pt = (lab_point){ "llama-3.1-8b", DEVICE, "bf16", "bf16", EXCERPT, (int)round(in), (int)round(in + out) };
     for (int m = 0; m < REPLAY_METRICS; m++)
         lab_row(L, WHAT[m], "s", r->stat[m][1][REPLAY_MEAN] / 1e3, r->stat[m][0][REPLAY_MEAN] / 1e3, "hipath replay (modeled), the 20 alone",
-                "vLLM (real): the same 20, among the run's 300", "the excerpt against vLLM");
+                "vLLM (real): the same 20, among the run's 300", "excerpt replayed alone");
     lab_row(L, "tpot_mean", "s", t_bound(b, EXCERPT, in + out / 2), r->stat[REPLAY_TPOT][1][REPLAY_MEAN] / 1e3,
             "t_bound at B = 20 (all 20 decode together)", "hipath replay (modeled): TPOT mean", "the bound against the replay");
     return 0;
@@ -173,7 +187,7 @@ static int part_c(lab *L, const replay *base, const replay *r0) {
     replay r;
     engine_opts o = base->o;
     o.max_num_batched_tokens = SMALL_BUDGET;
-    int rc = replay_excerpt(L, base, "the first 20, max_num_batched_tokens 512", o, base->kv_blocks, NULL, &r);
+    int rc = replay_first(L, base, EXCERPT, "the first 20, max_num_batched_tokens 512", o, base->kv_blocks, NULL, &r);
     const replay_request *q = &r0->req[0];
     for (int k = 0; !rc && k < 2; k++) {
         int budget = k ? SMALL_BUDGET : base->o.max_num_batched_tokens;
@@ -222,7 +236,7 @@ static int part_c(lab *L, const replay *base, const replay *r0) {
         wait += k < 0 ? NA : r0->req[k].queued - r0->req[0].queued + r0->req[k].m_last - at;
     }
     free(done);
-    if ((rc = replay_excerpt(L, base, "the first 20, a pool of 1024 blocks", base->o, SMALL_POOL, NULL, &r))) { replay_free(&r); return rc; }
+    if ((rc = replay_first(L, base, EXCERPT, "the first 20, a pool of 1024 blocks", base->o, SMALL_POOL, NULL, &r))) { replay_free(&r); return rc; }
     double got = 0;
     for (int i = admitted; i < r.n; i++) got += r.req[i].m_first;
     L->pt = (lab_point){ "llama-3.1-8b", DEVICE, "bf16", "bf16", SMALL_POOL, 0, 0 };

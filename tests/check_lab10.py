@@ -84,8 +84,34 @@ for reading, seats, t in (("128 seats", SEATS, bound(B, ins + outs / 2)), ("128 
     check(close(r["predicted"], queue(seats, t)) and close(r["measured"], ttft_real), f"ttft {reading}: {r['predicted']} against {queue(seats, t)}")
 check(abs(queue(SEATS, tpot_real) / ttft_real - 1) < 0.25, "the seats at vLLM's TPOT give vLLM's TTFT within 25%")
 
+# (b) the whole run: modeled from the run's requests, real from the timestamps; p99 as numpy's default
+whole_run, base, small, pool = runs
+
+
+def p99(values):
+    v = sorted(values)
+    h = 0.99 * (len(v) - 1)
+    lo = math.floor(h)
+    return v[lo] + (h - lo) * (v[lo + 1] - v[lo]) if lo + 1 < len(v) else v[-1]
+
+
+def figures(pairs):
+    """{metric: values} of (first, last, output) triples, s from queued."""
+    return dict(ttft=[f for f, _, _ in pairs], tpot=[(l - f) / (o - 1) for f, l, o in pairs if o > 1], latency=[l for _, l, _ in pairs])
+
+
+got = whole_run["requests"]
+check(len(got) == n and all(g["input_toks"] == q["input_toks"] and g["output_toks"] == q["output_toks"] for g, q in zip(got, reqs)), "the whole run's lengths")
+check(all(close(g["real_first_s"], q["first_token_ts"] - q["queued_ts"], 1e-9) for g, q in zip(got, reqs)), "the whole run's real times")
+mod = figures([(g["first_s"], g["last_s"], g["output_toks"]) for g in got])
+rea = figures([(q["first_token_ts"] - q["queued_ts"], q["last_token_ts"] - q["queued_ts"], q["output_toks"]) for q in reqs])
+for m in mod:
+    for stat, f in (("mean", mean), ("p99", p99)):
+        r = row(f"{m}_{stat}", "whole run replayed")
+        check(close(r["predicted"], f(mod[m])) and close(r["measured"], f(rea[m])), f"whole run {m} {stat}: {r} against {f(mod[m])} {f(rea[m])}")
+check(whole_run["max_seqs"] == SEATS and whole_run["preemptions"] == 0, "the whole run fills the seats, preempts none")
+
 # (b) the excerpt: modeled from the runs, real from the timestamps
-base, small, pool = runs
 ex = reqs[:20]
 got = base["requests"]
 check(len(got) == 20 and all(g["input_toks"] == q["input_toks"] and g["output_toks"] == q["output_toks"] for g, q in zip(got, ex)), "the excerpt's lengths")
@@ -97,7 +123,7 @@ real = dict(ttft_mean=mean([q["first_token_ts"] - q["queued_ts"] for q in ex]),
             tpot_mean=mean([(q["last_token_ts"] - q["first_token_ts"]) / (q["output_toks"] - 1) for q in ex]),
             latency_mean=mean([q["last_token_ts"] - q["queued_ts"] for q in ex]))
 for q in modeled:
-    r = row(q, "the excerpt against vLLM")
+    r = row(q, "excerpt replayed alone")
     check(close(r["predicted"], modeled[q]) and close(r["measured"], real[q]), f"excerpt {q}: {r} against {modeled[q]} {real[q]}")
 xin, xout = mean([q["input_toks"] for q in ex]), mean([q["output_toks"] for q in ex])
 r = row("tpot_mean", "the bound against the replay")
