@@ -7,7 +7,8 @@
  * the requests the KV pool holds against the most vLLM ran at once, and
  * TTFT as a queue for seats (max_num_seqs) or for the pool. (b) The whole
  * run replayed (hipath replay's code) against vLLM's own figures, then its
- * first 20 requests alone (traced into labN.db) against vLLM's times for
+ * first 20 requests alone (traced into labN.db, every 100th step's kernels
+ * too) against vLLM's times for
  * them. (c) One setting changed on that excerpt, predicted before it runs:
  * a budget of 512, a pool of 1024 blocks. Predictions are the bound, the step-time model or a
  * queue by hand; "measured" is vLLM's timestamps (real) or the replay's
@@ -23,7 +24,7 @@
 #define CONFIG "tests/data/llama-3.1-8b.config.json"
 #define PROFILE "rtx-pro-6000-server"
 #define DEVICE "analytic:" PROFILE
-enum { EXCERPT = 20, SMALL_BUDGET = 512, SMALL_POOL = 1024, BS = KV_BLOCK_SIZE };
+enum { EXCERPT = 20, SMALL_BUDGET = 512, SMALL_POOL = 1024, BS = KV_BLOCK_SIZE, KERNEL_SAMPLE = 100 };
 
 /* What the bound needs: a step's weights and a token's KV, in bytes; beta. */
 typedef struct { double weights, kv_per_token, beta; } bound;
@@ -124,6 +125,7 @@ static int replay_first(lab *L, const replay *base, int n, const char *name, eng
     r->n = n;
     r->o = o;
     r->kv_blocks = kv_blocks;
+    r->kernel_sample = KERNEL_SAMPLE;   /* traced: every 100th step's kernels too */
     if (replay_run(r, CONFIG, PROFILE, "bf16", db)) return -1;
     if (!L->runs) L->runs = cJSON_CreateArray();
     cJSON *j = cJSON_CreateObject(), *rs = cJSON_CreateArray();

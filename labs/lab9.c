@@ -88,7 +88,7 @@ static int run(const model *md, const workload *w, result *res) {
         at += j->max_tokens;
     }
     if (engine_init(&e, md, &w->o, err, sizeof err)) return stack_fail("lab 9: %s: %s", w->name, err);
-    int rc = arrivals_run(&e, res->a, w->n, &res->s, err, sizeof err) ? stack_fail("lab 9: %s: %s", w->name, err) : 0;
+    int rc = arrivals_run(&e, res->a, w->n, 0, &res->s, err, sizeof err) ? stack_fail("lab 9: %s: %s", w->name, err) : 0;
     engine_free(&e);
     return rc;
 }

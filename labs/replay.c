@@ -181,9 +181,9 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     int opened = !rc && !stack_device(&st, device, err, sizeof err), loaded = 0;
     rt_gpus(1);
     if (!rc && !opened) rc = -1;
-    if (!rc && db) {   /* layers 6 and 5 in full; 4-1 muted (500 kernels a step: 600 MB a run) */
+    if (!rc && db) {   /* layers 6 and 5 in full; 4-1 muted (500 kernels a step: 600 MB a run) but in the sampled steps */
         char cmd[600];
-        snprintf(cmd, sizeof cmd, "hipath replay %s %s x %d", config, device, r->tp);
+        snprintf(cmd, sizeof cmd, "hipath replay %s %s x %d --kernel-sample %d", config, device, r->tp, r->kernel_sample);
         if (stack_make_parent(db) || stack_trace(&st, db, NULL, cmd, config, err, sizeof err)) rc = -1;
         trace_mute(1u << L_GPU | 1u << L_RUNTIME | 1u << L_KERNELS | 1u << L_OPS);
     }
@@ -192,7 +192,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     if (!rc) {
         engine e;
         if (!(rc = engine_init(&e, &md, &r->o, err, sizeof err))) {
-            rc = arrivals_run(&e, a, r->n, &s, err, sizeof err);
+            rc = arrivals_run(&e, a, r->n, db ? r->kernel_sample : 0, &s, err, sizeof err);
             engine_free(&e);
         }
     }
