@@ -173,6 +173,7 @@ int engine_step(engine *e) {
                                                   TA_STR("chunks", ids && chunks ? chunks : "[]"),
                                                   TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free)));
         free(ids); free(chunks);
+        uint64_t dev0 = rt_modeled_ns();
         int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
         double t = now_s();
         for (int i = 0; i < n; i++) {
@@ -189,7 +190,7 @@ int engine_step(engine *e) {
             if (batch[i]->n_forced) force(batch[i], &s);
             fin[i] = emit(e, batch[i], &s, t);
         }
-        trace_end(w, NO_ARGS);
+        trace_end(w, TRACE_ARGS(TA_INT("device_ns", (int64_t)(rt_modeled_ns() - dev0))));   /* modeled (0 on a measured device) */
 
         pthread_mutex_lock(&e->mu);
         e->met.steps++;
