@@ -112,7 +112,7 @@ static int part_a(lab *L, const replay *r, const bound *b) {
     return 0;
 }
 
-/* ---- (b) and (c): the excerpt replayed ---- */
+/* ---- (b) and (c): the run, and its first 20, replayed ---- */
 
 /* The first n requests through hipath's engine with o and kv_blocks
  * (traced into db when given); their times, real and modeled, and the
