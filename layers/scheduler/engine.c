@@ -8,6 +8,7 @@
 #include "layers/scheduler/scheduler.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,7 +218,9 @@ static void execute_model(engine *e, scheduler_output *o) {
                          TA_INT("engine", e->o.replica) };   /* the last: which replica, past one (--dp) */
     trace_begin_flowing(w, "step", (int)(sizeof args / sizeof *args) - (e->thread_name == NULL), args);
     free(ids); free(chunks);
+    uint64_t dev0 = rt_modeled_ns();
     o->failed = forward(e->m, &e->fs, &e->kv, o->seqs, n, e->step++);
+    o->device_ns = rt_modeled_ns() - dev0;
 }
 
 /* Each sequence with logits samples its token and is told it (on_token). */
@@ -233,7 +236,9 @@ static void sample(engine *e, scheduler_output *o) {
             trace_flow_in(trace_request_flow(r->id, HOP_COPIED_BACK));
             trace_flow_out(trace_request_flow(r->id, HOP_SAMPLED));
         }
-        sampler_pick(&r->samp, r->id, o->seqs[i].logits, c->vocab_size, r->top_logprobs, e->work, &s);
+        /* unsampled: the logits' copy is modeled all the same; only the host's draw is skipped */
+        if (r->unsampled) s = (sample_result){ .id = -1, .logprob = NAN };
+        else sampler_pick(&r->samp, r->id, o->seqs[i].logits, c->vocab_size, r->top_logprobs, e->work, &s);
         if (r->n_forced) force(r, &s);
         o->fin[i] = emit(e, r, &s, t);
     }
@@ -284,7 +289,8 @@ static void step_with_batch_queue(engine *e, request **gone) {
         if (schedule(e, o, gone)) {
             execute_model(e, o);
             o->done = rt_event_record();   /* the last stage's logits copied back */
-            trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step), TRACE_ARGS(TA_INT("batch_queue", ++e->n_queued)));
+            trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step),
+                      TRACE_ARGS(TA_INT("batch_queue", ++e->n_queued), TA_INT("device_ns", (int64_t)o->device_ns)));
             return;
         }
     }
@@ -306,7 +312,7 @@ static void step(engine *e, request **gone) {
     if (!schedule(e, o, gone)) return;
     execute_model(e, o);
     sample(e, o);
-    trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step), NO_ARGS);
+    trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step), TRACE_ARGS(TA_INT("device_ns", (int64_t)o->device_ns)));   /* modeled */
     update_from_output(e, o, gone);
 }
 
@@ -326,6 +332,10 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     if (r->n_prompt < 1 || r->max_tokens < 1 || r->n_prompt + r->max_tokens > e->o.max_model_len) {
         snprintf(err, errlen, "prompt (%d) + max tokens (%d): need 1 or more of each, %d in all at most (the context length)",
                  r->n_prompt, r->max_tokens, e->o.max_model_len);
+        return SUBMIT_INVALID;
+    }
+    if (r->unsampled && (!r->n_forced || r->top_logprobs)) {
+        snprintf(err, errlen, "an unsampled request needs a forced reply and no logprobs");
         return SUBMIT_INVALID;
     }
     /* Without chunked prefill a prompt is computed in one step; so is a

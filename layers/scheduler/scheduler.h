@@ -52,6 +52,7 @@ struct request {
     const int *stop_ids;
     const int *forced;           /* teacher forcing: the reply's ids, emitted whatever is sampled */
     int n_forced;
+    int unsampled;               /* with forced: no sampler run (nothing reads its draw or logprobs: hipath replay) */
     token_fn on_token;
     done_fn on_done;
     gone_fn client_gone;
@@ -100,6 +101,7 @@ typedef struct {
     float *logits;               /* [max_num_seqs][vocab] */
     int n, tokens, n_prefill, prefill_tokens, n_sampled, failed;
     int64_t step;
+    uint64_t device_ns;          /* the forward's modeled device time (0 on a measured device) */
     rt_event done;
 } scheduler_output;
 

@@ -42,7 +42,7 @@ static int two(double t0, double t1, int tok_b) {
     }
     assert_int_equal(engine_init(&e, &F.m, &o, F.err, sizeof F.err), 0);
     uint64_t dev0 = rt_modeled_ns();
-    int rc = arrivals_run(&e, F.a, N, &F.s, F.err, sizeof F.err);
+    int rc = arrivals_run(&e, F.a, N, 0, &F.s, F.err, sizeof F.err);
     F.dev_s = (rt_modeled_ns() - dev0) * 1e-9;
     engine_free(&e);
     return rc;
