@@ -23,6 +23,10 @@ except ImportError as e:
     print(f"hf_ref: skipped, cannot import {e.name}", file=sys.stderr)
     sys.exit(77)
 
+# One thread: make test runs two tests at once on two cores, where torch's
+# second thread mostly spins (5x the CPU for the same GEMMs, measured).
+torch.set_num_threads(1)
+
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
