@@ -35,6 +35,10 @@ for pair in "tests/web build/npm-web playwright-core" "tests/server build/npm-se
       echo "deps-test: npm ci $3 failed (see $2/npm.log); the checks that need it will say so"
   fi
 done
-python3 -c "import numpy, safetensors, torch, transformers, tokenizers, accelerate, gguf, markdown_it, openai" 2>/dev/null && exit 0
+# Found, not imported: importing torch and transformers costs seconds of
+# CPU before any test starts; a package that is there but broken fails
+# (or skips) the checks that use it, with the reason.
+python3 -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in
+  ('numpy', 'safetensors', 'torch', 'transformers', 'tokenizers', 'accelerate', 'gguf', 'markdown_it', 'openai')))" 2>/dev/null && exit 0
 echo "deps-test: installing the Python references (tests/requirements.txt)"
 python3 -m pip install -q -r tests/requirements.txt || echo "deps-test: pip failed; checks that need these will say so and skip"

@@ -39,9 +39,11 @@ for c in $CASES; do
 done
 
 if python3 -c "import torch, transformers" 2>/dev/null; then
+  # every model in one process: torch is imported once
+  python3 tests/ref/hf_ref.py $(for c in $CASES; do echo "$OUT/models/$c"; done) --out-dir "$OUT" $GEN 2> "$OUT/hf.err"
   for c in $CASES; do
-    python3 tests/ref/hf_ref.py "$OUT/models/$c" $GEN > "$OUT/$c.hf.json" ||
-      { echo "FAIL $c: hf_ref.py"; fail=1; continue; }
+    [ -s "$OUT/$c.hf.json" ] ||
+      { echo "FAIL $c: hf_ref.py: $(grep -F "hf_ref: $c:" "$OUT/hf.err" || tail -n 1 "$OUT/hf.err")"; fail=1; continue; }
     compare "$OUT/$c.numpy.json" "$OUT/$c.hf.json" "$c hf vs numpy"
     [ -f "$OUT/$c.engine.json" ] && compare "$OUT/$c.hf.json" "$OUT/$c.engine.json" "$c engine vs hf"
   done

@@ -66,7 +66,9 @@ for k in range(kills):
     threads = [threading.Thread(target=client, args=(port, done, stop)) for _ in range(CLIENTS)]
     for t in threads:
         t.start()
-    load_s = random.uniform(3, 6)
+    # A random moment over more than one of the flusher's 1 s periods; the
+    # waits below (a write seen, then another) make sure it has written.
+    load_s = random.uniform(1.5, 3)
     time.sleep(load_s)
     # Something written to keep, then a request that finished after that
     # look written too: the flusher goes on (however slowly: not timed).

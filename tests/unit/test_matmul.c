@@ -80,14 +80,21 @@ static void check_as(dtype dt, int T, int N, int K, int packed) {
     float *yref = malloc(sizeof(float) * T * N);
     k_matmul_ref(yref, x, &W, b, T, N, K);
     k_matmul(y, x, &W, b, T, N, K);
+    /* Once, not once a product: each weight from its bytes, and each x's
+     * largest magnitude in its block of 32 (the block formats' x step). */
+    double *wd = malloc(sizeof(double) * N * K), *bmax = calloc((size_t)T * K, sizeof(double));
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) wd[n * K + k] = weight(dt, w, K, n, k);
+    for (int t = 0; t < T; t++)
+        for (int k = 0; k < K; k++)
+            for (int j = k / 32 * 32; j < k / 32 * 32 + 32 && j < K; j++) bmax[t * K + k] = fmax(bmax[t * K + k], fabs(x[t * K + j]));
     for (int t = 0; t < T; t++)
         for (int n = 0; n < N; n++) {
             double ref = b[n], mag = fabs(b[n]), xerr = 0;
             for (int k = 0; k < K; k++) {
-                double wk = weight(dt, w, K, n, k), p = wk * x[t * K + k], bmax = 0;
+                double wk = wd[n * K + k], p = wk * x[t * K + k];
                 ref += p; mag += fabs(p);
-                for (int j = k / 32 * 32; j < k / 32 * 32 + 32 && j < K; j++) bmax = fmax(bmax, fabs(x[t * K + j]));
-                xerr += fabs(wk) * bmax / (127.0 * 256);   /* x as two bytes: step max/127/256 */
+                xerr += fabs(wk) * bmax[t * K + k] / (127.0 * 256);   /* x as two bytes: step max/127/256 */
             }
             /* the reference: exact products, one f32 rounding at the end */
             double yr = yref[t * N + n];
@@ -100,7 +107,7 @@ static void check_as(dtype dt, int T, int N, int K, int packed) {
                          packed ? " packed" : "", T, N, K, t, n, y[t * N + n], yr, tol);
         }
     k_pack_reset();
-    free(w); free(x); free(y); free(yref); free(b);
+    free(w); free(x); free(y); free(yref); free(b); free(wd); free(bmax);
 }
 
 /* Each dtype as the file stores it and from the CPU's copy (block formats:
