@@ -22,6 +22,8 @@ import transformers as tf
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ref"))
 from numpy_ref import greedy  # noqa: E402
 
+torch.set_num_threads(1)   # make test runs two tests on two cores: a second thread mostly spins (tests/ref/hf_ref.py)
+
 CASES = {
     "qwen3-moe": (tf.Qwen3MoeConfig, tf.Qwen3MoeForCausalLM,
                   dict(vocab_size=211, hidden_size=64, intermediate_size=96, moe_intermediate_size=40,

@@ -17,6 +17,8 @@ import torch
 import transformers as tf
 from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3TopkRouter
 
+torch.set_num_threads(1)   # make test runs two tests on two cores: a second thread mostly spins (tests/ref/hf_ref.py)
+
 CASES = [dict(n_routed_experts=16, num_experts_per_tok=4, n_group=4, topk_group=2, norm_topk_prob=True, routed_scaling_factor=2.5),
          dict(n_routed_experts=32, num_experts_per_tok=6, n_group=8, topk_group=3, norm_topk_prob=False, routed_scaling_factor=1.0),
          dict(n_routed_experts=12, num_experts_per_tok=3, n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=1.5)]
