@@ -373,10 +373,6 @@ int cmd_bounds(int argc, char **argv) {
     if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
     if (gpu_profile_load(&g, device, err, sizeof err)) return stack_fail("%s", err);
     if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return stack_fail("bounds: %s", err);
-    if (c.arch == ARCH_DEEPSEEK_V3 && c.first_dense_layers < c.n_layers)   /* say what the numbers leave out */
-        fprintf(stderr, "hipath: bounds: deepseek_v3's layers %d to %d are mixture-of-experts, counted here as dense MLPs of "
-                "intermediate_size %d (MoE is not in this build); attention and KV are MLA's\n", c.first_dense_layers,
-                c.n_layers - 1, c.hidden_dim);
     if (json) print_json(&c, &g, &in, &opt, &r, breakdown);
     else print_text(&c, &g, &in, &opt, &r, breakdown);
     return 0;
