@@ -86,6 +86,11 @@ static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int
                  path, c->n_experts, c->n_experts_per_tok, c->moe_hidden_dim, c->n_group, c->topk_group);
         return -1;
     }
+    if (c->n_experts > MAX_EXPERTS || c->n_experts_per_tok > MAX_EXPERTS_PER_TOK || (int64_t)c->n_layers * c->n_experts > MAX_EXPERT_LAYERS) {
+        snprintf(err, errlen, "%s: %d experts, top %d, over %d layers: hipath takes at most %d experts, top %d, and %d over all layers",
+                 path, c->n_experts, c->n_experts_per_tok, c->n_layers, MAX_EXPERTS, MAX_EXPERTS_PER_TOK, MAX_EXPERT_LAYERS);
+        return -1;
+    }
     return 0;
 }
 
