@@ -128,6 +128,9 @@ refuse "divide the 128 attention heads" bounds --config $V3 --device h100 --tp 3
 refuse "does not fit" run --analytic --config $V3 --device mi300x --max-tokens 1 --trace-db "$OUT/r.db" --perfetto "$OUT/r.pftrace" Hi
 python3 -c "import json, sys; c = json.load(open('$OUT/v3-dense.json')); c['qk_rope_head_dim'] = 63; json.dump(c, sys.stdout)" > "$OUT/odd.json"
 refuse "roped head dim 63 is odd" bounds --config "$OUT/odd.json" --device h100
+# yarn's mscale^2 past a float: the scale was inf and every logit NaN (ids 0, no logprob)
+python3 -c "import json, sys; c = json.load(open('$OUT/v3-dense.json')); c['rope_scaling']['mscale'] = c['rope_scaling']['mscale_all_dim'] = 1e300; json.dump(c, sys.stdout)" > "$OUT/mscale.json"
+refuse "softmax scale inf" bounds --config "$OUT/mscale.json" --device h100
 # A real checkpoint whose yarn scales cos and sin (attention_factor != 1:
 # mscale != mscale_all_dim) is refused rather than run wrong; DeepSeek's
 # own yarn (equal mscales) runs, checked in check_reference.sh.

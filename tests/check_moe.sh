@@ -48,9 +48,9 @@ analytic() { # analytic CONFIG DTYPE BYTES DEVICE
 analytic tests/data/qwen3-30b-a3b.config.json bf16 2 h100
 analytic tests/data/mixtral-8x7b.config.json bf16 2 h200
 
-refuse() { # refuse NAME JSON-EDIT TEXT
-  python3 -c "import json,sys; c=json.load(open('$OUT/qwen3-moe/config.json')); c.update($2); json.dump(c, open('$OUT/bad.json','w'))"
-  "$HIPATH" run --analytic --config "$OUT/bad.json" --device h100 Hi > /dev/null 2> "$OUT/bad.err"
+refuse() { # refuse NAME JSON-EDIT TEXT (BASE=model: another config than qwen3-moe's)
+  python3 -c "import json,sys; c=json.load(open('$OUT/${BASE:-qwen3-moe}/config.json')); c.update($2); json.dump(c, open('$OUT/bad.json','w'))"
+  timeout 60 "$HIPATH" run --analytic --config "$OUT/bad.json" --device h100 Hi > /dev/null 2> "$OUT/bad.err"
   rc=$?
   if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l < "$OUT/bad.err")" -eq 1 ] && grep -qF "$3" "$OUT/bad.err"; then
     echo "ok refuse $1: $(cat "$OUT/bad.err")"
@@ -61,6 +61,12 @@ refuse() { # refuse NAME JSON-EDIT TEXT
 refuse top-k-over-experts '{"num_experts_per_tok": 9}' "inconsistent experts"
 refuse no-experts '{"num_local_experts": 0}' "inconsistent experts"
 refuse mlp-only-range '{"mlp_only_layers": [999]}' "mlp_only_layers"
+# tables of experts the loader would name and bind for hours (it did: 3e8 experts of one layer)
+refuse experts-absurd '{"num_experts": 300000000}' "at most 65536 experts"
+refuse experts-over-layers '{"num_experts": 65536, "num_hidden_layers": 32}' "1048576 over all layers"
+refuse top-k-absurd '{"num_experts": 4096, "num_experts_per_tok": 4096}' "top 1024"
+# a float's inf: every logit was NaN (ids 0, no logprob)
+BASE=deepseek-v3 refuse scaling-inf '{"routed_scaling_factor": 1e39}' "routed_scaling_factor inf"
 
 [ $fail -eq 0 ] && echo "check_moe: all passed"
 exit $fail

@@ -11,7 +11,8 @@
 #   recv ended, which began only after stage s's last kernel of that step;
 # - the bubble: one request keeps each stage busy ~1/M of the time, sixteen
 #   keep every stage busy most of it, 0.7 at least (utilization from the trace);
-# - impossible pipelines are refused with a one-line reason.
+# - impossible pipelines are refused with a one-line reason;
+# - a workshop's student reads a batch's update_from_output as its size alone.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}   # not ASan's: sixteen requests through 4 stages
 . tests/server/serve.sh
@@ -124,5 +125,29 @@ refuse "more stages than the 4 layers" --device sim:h100 --pp 5
 refuse "at most 8" $A --device h100 --tp 4 --pp 4
 refuse "not a modeled GPU" --device cpu --pp 2
 refuse "1 to 64" $A --device h100 --pp 0
+# 6. A workshop's student reads a batch's update_from_output (its args: how
+# many requests, no ids) as its size alone: it was a batch of 0.
+start ws "" --analytic --config $CFG --dtype bf16 --device h100 --pp 2 --workshop --host 127.0.0.1 --api-key teacher-key \
+  --workshop-rate 0 --trace-db "$tmp/ws.db"
+python3 - "$PORT" "$(sed -n 's/.*join code \([A-Z0-9]*\) .*/\1/p' "$tmp/ws.log")" "$tmp/ws.db" <<'PY' || fail=1
+import http.client, json, sqlite3, sys, time
+port, code, db = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def req(method, path, key=None, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    h = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+    r = c.getresponse()
+    return r.status, json.loads(r.read() or b"null")
+st, j = req("POST", "/api/workshop/join", body={"code": code, "name": "Ana"})
+key = j["key"]
+req("POST", "/v1/chat/completions", key, {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "ignore_eos": True})
+time.sleep(1.5)   # the trace is written every second
+ids = [r[0] for r in sqlite3.connect(db).execute("SELECT id FROM slices WHERE name = 'update_from_output' LIMIT 3")]
+got = [req("GET", f"/api/slices/{i}", key)[1].get("args") for i in ids]
+ok = ids and all(a == {"batch_size": 1} for a in got)
+print(f"{'ok  ' if ok else 'FAIL'} a student reads update_from_output as the batch's size alone: {got}")
+sys.exit(not ok)
+PY
+stop ws
 [ $fail = 0 ] && echo "check_pp: passed"
 exit $fail

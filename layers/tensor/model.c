@@ -81,9 +81,15 @@ static int parse_moe(model_config *c, cJSON *j, const char *path, char *err, int
     }
     if (c->n_experts < 1 || c->n_experts_per_tok < 1 || c->n_experts_per_tok > c->n_experts || c->moe_hidden_dim < 1 ||
         c->sparse_step < 1 || c->n_group < 1 || c->n_experts % c->n_group || c->topk_group < 1 || c->topk_group > c->n_group ||
-        c->n_experts_per_tok > c->topk_group * (c->n_experts / c->n_group) || !(c->routed_scaling > 0)) {
-        snprintf(err, errlen, "%s: inconsistent experts (%d experts, top %d, moe_intermediate_size %d, %d groups, top %d groups)",
-                 path, c->n_experts, c->n_experts_per_tok, c->moe_hidden_dim, c->n_group, c->topk_group);
+        c->n_experts_per_tok > c->topk_group * (c->n_experts / c->n_group) || !(c->routed_scaling > 0) || isinf(c->routed_scaling)) {
+        snprintf(err, errlen, "%s: inconsistent experts (%d experts, top %d, moe_intermediate_size %d, %d groups, top %d groups, "
+                 "routed_scaling_factor %g)", path, c->n_experts, c->n_experts_per_tok, c->moe_hidden_dim, c->n_group, c->topk_group,
+                 c->routed_scaling);
+        return -1;
+    }
+    if (c->n_experts > MAX_EXPERTS || c->n_experts_per_tok > MAX_EXPERTS_PER_TOK || (int64_t)c->n_layers * c->n_experts > MAX_EXPERT_LAYERS) {
+        snprintf(err, errlen, "%s: %d experts, top %d, over %d layers: hipath takes at most %d experts, top %d, and %d over all layers",
+                 path, c->n_experts, c->n_experts_per_tok, c->n_layers, MAX_EXPERTS, MAX_EXPERTS_PER_TOK, MAX_EXPERT_LAYERS);
         return -1;
     }
     return 0;
@@ -206,6 +212,10 @@ static int parse_config(model_config *c, cJSON *j, const char *path, char *err, 
     if (!cJSON_IsNumber(v)) v = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "rope_parameters"), "rope_theta");   /* transformers 5 */
     c->rope_theta = cJSON_IsNumber(v) ? (float)v->valuedouble : 10000.0f;
     if (c->kv_lora_rank) parse_yarn(c, j);
+    if (c->kv_lora_rank && !(c->mla_scale > 0 && isfinite(c->mla_scale))) {   /* yarn's mscale^2 past a float's range */
+        snprintf(err, errlen, "%s: the attention's softmax scale %g (yarn's mscale_all_dim) is not a positive float", path, c->mla_scale);
+        return -1;
+    }
     v = cJSON_GetObjectItem(j, "rms_norm_eps");
     c->norm_eps = cJSON_IsNumber(v) ? (float)v->valuedouble : 1e-6f;
     v = cJSON_GetObjectItem(j, "tie_word_embeddings");

@@ -16,6 +16,12 @@ enum rope_style { ROPE_HALF, ROPE_ADJACENT };
 
 #define MAX_STOP_IDS 8
 #define MAX_LAYERS_MASK 256   /* qwen3_moe's mlp_only_layers: layer numbers below this */
+/* Each expert is three tensors a layer, named and bound one by one: past
+ * these a config would hold the loader for hours (real models: 512 experts,
+ * top 10, 23,424 of them over the layers at most). */
+#define MAX_EXPERTS (1 << 16)
+#define MAX_EXPERTS_PER_TOK 1024
+#define MAX_EXPERT_LAYERS (1 << 20)   /* n_layers x n_experts */
 enum gating { GATE_SOFTMAX, GATE_SIGMOID };
 #define MAX_ROPE_HALF 128   /* yarn's frequency table: rotated pairs */
 

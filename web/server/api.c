@@ -373,6 +373,12 @@ static cJSON *own_list(web *w, web_req *rq, const cJSON *args, const char *name)
  * its args, since the others' prompt lengths follow from them. */
 static void own_part(web *w, web_req *rq, cJSON *args) {
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(args, "requests");
+    if (cJSON_IsNumber(ids)) {   /* a count, not the ids (--pp's update_from_output): the batch's size alone */
+        int n = ids->valueint;
+        while (args->child) cJSON_Delete(cJSON_DetachItemViaPointer(args, args->child));
+        cJSON_AddNumberToObject(args, "batch_size", n);
+        return;
+    }
     cJSON *all = cJSON_IsString(ids) ? cJSON_Parse(ids->valuestring) : NULL;
     int n = cJSON_GetArraySize(cJSON_IsArray(ids) ? ids : all);
     cJSON_Delete(all);
