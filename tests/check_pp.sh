@@ -9,8 +9,9 @@
 #   on one lane and a recv on the next at the same time;
 # - the clock is honest: stage s+1 starts a step's kernels only after its
 #   recv ended, which began only after stage s's last kernel of that step;
-# - the bubble: one request keeps each stage busy ~1/M of the time, sixteen
-#   keep every stage busy most of it, 0.7 at least (utilization from the trace);
+# - the bubble: with one request no two stages decode at once, with sixteen the
+#   engine keeps M micro-batches in flight (the busy shares printed, not asserted:
+#   they count the host's launch time, which a loaded machine stretches);
 # - impossible pipelines are refused with a one-line reason;
 # - a workshop's student reads a batch's update_from_output as its size alone.
 cd "$(dirname "$0")/.." || exit 1
@@ -108,12 +109,24 @@ for s in range(M):
     rows = db.execute("SELECT ts_ns, dur_ns, name FROM slices WHERE layer = 1 AND track = ? AND step IS NOT NULL", (s * tp + 1,)).fetchall()
     busy = sum(d for _, d, name in rows if name not in ("send", "recv"))
     util.append(busy / (max(t + d for t, d, _ in rows) - min(t for t, _, _ in rows)))
-if n == 1 and not all(abs(u - 1 / M) < 0.08 for u in util): err.append(f"one request: stage utilization {util}, not ~1/{M}")
-# (how full depends on how the micro-batches formed as the requests arrived: 0.76 to 0.95 in runs on a busy machine)
-if n > 1 and min(util) < 0.7: err.append(f"{n} requests: stage utilization {util}, not near 1")
+# The bubble's shape, not its size: how busy a stage looks also counts the host's launch
+# time, which a loaded machine stretches (make test shares one), so the shares are printed,
+# not asserted. One request: no two stages ever decode at once (each waits on the one
+# before). Many: the engine keeps M micro-batches in flight at once (vLLM's batch queue).
+# (A lone request's prompt chunks may follow each other into the pipeline: its decodes cannot.)
+decodes = {st for (st,) in db.execute("SELECT step FROM slices WHERE layer = 6 AND name = 'step' AND json_extract(args, '$.n_prefill') = 0")}
+spans = sorted((t, t + d, s) for s in range(M)
+               for t, d, name, st in db.execute("SELECT ts_ns, dur_ns, name, step FROM slices WHERE layer = 1 AND track = ? AND step IS NOT NULL",
+                                                (s * tp + 1,)) if name not in ("send", "recv") and st in decodes)
+overlap = any(a[2] != b[2] and b[0] < a[1] for a, b in zip(spans, spans[1:]))
+queue = db.execute("SELECT json_extract(args, '$.n_prefill'), json_extract(args, '$.batch_queue') FROM slices WHERE layer = 6 AND name = 'step'").fetchall()
+in_flight = max(q or 0 for _, q in queue)
+if n == 1 and (not decodes or overlap): err.append(f"one request: {len(decodes)} decode steps, two stages computing at once in them: {overlap}")
+if n == 1 and max(q or 0 for p, q in queue if p == 0) > 1: err.append("one request: a decode with another batch in flight")
+if n > 1 and in_flight != M: err.append(f"{n} requests: at most {in_flight} batches in flight, not the {M} stages")
 if err: sys.exit(f"FAIL {tag}: " + "; ".join(err))
 print(f"ok {tag}: layers {part}, {len(sends)} hand-offs of T x {dim} x 4 B at {pair / 1e9:g} GB/s + {I['latency_s'] * 1e6:g} us, "
-      f"stages wait for them; utilization {', '.join(f'{u:.2f}' for u in util)}")
+      f"stages wait for them; {in_flight} batch(es) in flight; busy shares {', '.join(f'{u:.2f}' for u in util)} (host time included)")
 PY
 done
 
