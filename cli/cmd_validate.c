@@ -26,9 +26,10 @@ static const char USAGE[] =
     "engine family, and a fixed host time per request, fitted to the rows marked\n"
     "calibrate by least squares on log time, applied to the others (held out).\n"
     "Leave-one-source-out (loso): the same fit without each source's rows, predicting\n"
-    "them. A row's tp, pp, ep, dp: the GPUs it ran on; tp runs on analytic:GPU x tp\n"
-    "(its all-reduces modeled on the profile's links, not fitted), a row with pp, ep\n"
-    "or dp above 1 is listed as not modeled yet, in no fit and no error figure.\n"
+    "them. A row's tp, pp, ep, dp: the GPUs it ran on; tp and pp run on analytic:GPU\n"
+    "x tp x pp (its all-reduces and stage hand-offs modeled on the profile's links, not\n"
+    "fitted; one batch goes through the stages in turn), a row with ep or dp above 1\n"
+    "is listed as not modeled yet, in no fit and no error figure.\n"
     "Every figure is modeled or copied from the\n"
     "table: the same on any machine. docs/devices.md.\n";
 
@@ -126,6 +127,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         add(o, "modeled_waves_s", r->waves_s);
         add(o, "modeled_launch_s", r->launch_s);
         add(o, "modeled_collective_s", r->collective_s);
+        add(o, "modeled_handoff_s", r->handoff_s);
         add(o, "efficiency", r->efficiency);
         add(o, "calibrated_tokens_per_s", r->calibrated);
         add(o, "calibrated_ratio", r->calibrated / r->measured);
