@@ -10,9 +10,9 @@
 # arithmetic and at least as slow as the calculator's bound; the kernel-class
 # fit (issue 44) recomputed here with numpy from the rows' own fields (its own
 # column rule, the profiles' peaks, its own count of each row's requests, its
-# own Levenberg-Marquardt) gives the
-# same efficiencies, calibrated and leave-one-source-out figures, and the
-# per-phase medians; a bad table is refused in one line. Multi-GPU rows (issue
+# own Levenberg-Marquardt) gives the same efficiencies, calibrated and
+# leave-one-source-out figures, and the medians per phase (and per split: one
+# GPU, tp, pp); a bad table is refused in one line. Multi-GPU rows (issue
 # 46): 10 or more; a tp row's all-reduces are in its time, a per-GPU figure is
 # its tokens over the GPUs; a pp row's kernels are those of the same shape on
 # one GPU (its stages run one after another) and its hand-offs (pp - 1) x
@@ -254,6 +254,25 @@ for ph in got["per_phase"]:
     ok = (med is None or abs(ph["loso_median_abs_error"] - med) < 1e-6) and (not held or abs(ph["held_out_median_abs_error_calibrated"] - statistics.median(held)) < 1e-9)
     check(ok and ph["loso_rows"] == len(sel), f"{ph['phase']}: median error held out {ph['held_out_median_abs_error_calibrated']}, "
           f"leave-one-source-out {ph['loso_median_abs_error']} over {len(sel)} rows, recomputed")
+# The medians per split (one GPU, tp, pp: pp with or without tp), from the rows and the table's own tp and pp.
+def split(r):
+    t = table[r["id"]]
+    return "pp" if t.get("pp", 1) > 1 else "tp" if t.get("tp", 1) > 1 else "one_gpu"
+def med(v):
+    return statistics.median(v) if v else None
+want = []
+for sp in ("one_gpu", "tp", "pp"):
+    for ph in ("prefill", "decode", "e2e"):
+        sel = [r for r in ran if split(r) == sp and r["phase"] == ph]
+        if sel:
+            want.append((sp, ph, len(sel), med([abs(r["modeled_tokens_per_s"] / r["measured_tokens_per_s"] - 1) for r in sel]),
+                         med([abs(r["calibrated_tokens_per_s"] / r["measured_tokens_per_s"] - 1) for r in sel if r["role"] == "held_out"]),
+                         med([abs(r["loso_tokens_per_s"] / r["measured_tokens_per_s"] - 1) for r in sel])))
+have = [(o["split"], o["phase"], o["rows"], o["median_abs_error"], o["held_out_median_abs_error_calibrated"], o["loso_median_abs_error"])
+        for o in got["per_split_phase"]]
+check(len(have) == len(want) and all(a[:3] == b[:3] and all((x is None and y is None) or abs(x - y) < 1e-9 for x, y in zip(a[3:], b[3:]))
+                                     for a, b in zip(have, want)),
+      "per split and phase, recomputed: " + "; ".join(f"{w[0]} {w[1]} {w[2]} rows, held out {w[4]:.2f}" for w in want if w[0] == "pp"))
 h = got["held_out_decode"]
 print(f"note held out: {h['within_25_percent']} of {h['rows']} decode and e2e rows within 25% after calibration; median error "
       f"{100 * h['median_abs_error_datasheet']:.0f}% from the datasheet, {100 * h['median_abs_error_calibrated']:.0f}% calibrated (not checked)")
