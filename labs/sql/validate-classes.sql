@@ -7,9 +7,9 @@
 -- sends from one pipeline stage to the next (each once: its recv on the next
 -- stage is the same time); `copy` the rest, the copies; a summary slice
 -- (sim_summarize) counts as its arg `launches`, a kernel as 1. Each stage's
--- first GPU (tracks 1, 1 + :gpus, ...; track 0 the layer's own) stands for the stage's GPUs: their
--- shards are equal. The stages are summed: one sequence's step goes through
--- them one after another (docs/parallel.md, the bubble).
+-- first GPU (tracks 1, 1 + :gpus, ...; track 0 the layer's own) stands for
+-- the stage's GPUs: their shards are equal. The stages are summed: a row's
+-- batch goes through them one after another (docs/parallel.md, the bubble).
 -- The steps are read from the run's own step slices, not v_steps, whose
 -- per-step totals over every run of the file grow with it (a query per row
 -- of validate's table made the whole run quadratic).
