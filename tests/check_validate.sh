@@ -18,7 +18,7 @@
 # one GPU (its stages run one after another) and its hand-offs (pp - 1) x
 # (T x dim x 4 bytes / the pair's bandwidth + alpha) from the profile JSON,
 # with tp x pp the same beside tp's all-reduces (rows made here from the
-# table's own); an ep/dp row would be listed, not modeled, in no figure;
+# table's own); an ep row (one made here) is listed, not modeled, in no figure;
 # a served row's concurrency is its batch.
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
@@ -44,6 +44,8 @@ PY
 printf '{"rows": [{"id": "x", "gpu": "h100", "model": "m", "config": "c", "dtype": "fp4", "engine": "e", "batch": 1,
   "prompt_len": 1, "gen_len": 1, "phase": "decode", "measured_tokens_per_s": 1, "source": {"url": "u"}}]}' > "$OUT/bad.json"
 "$HIPATH" validate --data "$OUT/bad.json" --out "$OUT/bad" > /dev/null 2> "$OUT/bad.err" && { echo "FAIL: a bad dtype was taken"; exit 1; }
+sed 's/"fp4"/"bf16", "kv_dtype": "bf16", "ep": 2/; s/"config": "c"/"config": "tests\/data\/llama-2-7b.config.json"/' "$OUT/bad.json" > "$OUT/ep.json"
+"$HIPATH" validate --json --data "$OUT/ep.json" --out "$OUT/ep" > "$OUT/ep.out.json" 2>> "$OUT/one.err" || { echo "FAIL: validate of an ep row: exit $?"; exit 1; }
 sed 's/"fp4"/"fp8", "kv_dtype": "fp8", "tp": 0.5/' "$OUT/bad.json" > "$OUT/badtp.json"
 "$HIPATH" validate --data "$OUT/badtp.json" --out "$OUT/bad" > /dev/null 2> "$OUT/badtp.err" && { echo "FAIL: tp 0.5 was taken"; exit 1; }
 sed 's/"fp4"/"fp8", "kv_dtype": "fp8"/; s/"measured_tokens_per_s"/"measured_latency_s"/' "$OUT/bad.json" > "$OUT/badlat.json"
@@ -87,6 +89,9 @@ later = [r for r in rows if max(r.get(k, 1) for k in ("ep", "dp")) > 1]
 listed = [r for r in got["rows"] if "not_modeled_yet" in r]
 check({r["id"] for r in listed} == {r["id"] for r in later} and all(r["modeled_tokens_per_s"] is None and r["loso_tokens_per_s"] is None for r in listed),
       f"{len(listed)} ep/dp rows listed as not modeled yet, with no figure")
+ep = json.load(open(f"{out}/ep.out.json"))["rows"][0]
+check(ep["not_modeled_yet"] == "ep" and ep["modeled_tokens_per_s"] is None and ep["loso_tokens_per_s"] is None,
+      "an ep row (none in the table; one made here) is listed as not modeled yet (ep), with no figure")
 ran = [r for r in got["rows"] if "not_run" not in r and "not_modeled_yet" not in r and r["modeled_tokens_per_s"]]
 check(len(ran) == len(rows) - len(later), f"{len(ran)} of {len(rows) - len(later)} modeled rows ran on their analytic profile")
 conc = [r for r in rows if "concurrency" in r]
