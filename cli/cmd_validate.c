@@ -16,7 +16,8 @@ static const char USAGE[] =
     "  --data FILE   the published measurements (default tests/data/gpu_measurements.json)\n"
     "  --only ID     run that row alone\n"
     "  --out DIR     where validate.db and the Perfetto traces go (default traces/validate/)\n"
-    "  --json        one JSON object: rows, per GPU and phase, the fit, calibration\n"
+    "  --json        one JSON object: rows, per GPU and phase, per split (one GPU, tp,\n"
+    "                pp) and phase, the fit, calibration\n"
     "  --full-trace  every kernel a slice in validate.db (default: a summary per step\n"
     "                and kernel class, the same figures, several times faster)\n"
     "Each row's shape (model config, dtype, batch, prompt and generated lengths) runs on\n"
@@ -26,9 +27,10 @@ static const char USAGE[] =
     "engine family, and a fixed host time per request, fitted to the rows marked\n"
     "calibrate by least squares on log time, applied to the others (held out).\n"
     "Leave-one-source-out (loso): the same fit without each source's rows, predicting\n"
-    "them. A row's tp, pp, ep, dp: the GPUs it ran on; tp runs on analytic:GPU x tp\n"
-    "(its all-reduces modeled on the profile's links, not fitted), a row with pp, ep\n"
-    "or dp above 1 is listed as not modeled yet, in no fit and no error figure.\n"
+    "them. A row's tp, pp, ep, dp: the GPUs it ran on; tp and pp run on analytic:GPU\n"
+    "x tp x pp (its all-reduces and stage hand-offs modeled on the profile's links, not\n"
+    "fitted; one batch goes through the stages in turn), a row with ep or dp above 1\n"
+    "is listed as not modeled yet, in no fit and no error figure.\n"
     "Every figure is modeled or copied from the\n"
     "table: the same on any machine. docs/devices.md.\n";
 
@@ -40,16 +42,22 @@ static double figure(const validate_row *w, enum fig f) {
     return f == MODELED ? w->modeled : f == CALIBRATED ? (w->calibrate ? NAN : w->calibrated) : w->loso;
 }
 
-/* The median |figure / measured - 1| of the rows of gpu (NULL: all) and
- * phase (NULL: decode and e2e) that have it (calibrated: the held-out
- * rows); *count of them, *within of them within tol. */
-static double error(const validate_table *t, const char *gpu, const char *phase, enum fig f, int *count, int *within) {
+/* How a row was split: "pp" (its stages, with or without tp), "tp", or one GPU. */
+#define SPLITS 3
+static const char *const SPLIT[SPLITS] = { "one_gpu", "tp", "pp" };
+static const char *split_of(const validate_row *w) { return w->pp > 1 ? "pp" : w->tp > 1 ? "tp" : "one_gpu"; }
+
+/* The median |figure / measured - 1| of the rows of gpu (NULL: all),
+ * phase (NULL: decode and e2e) and split (NULL: any) that have it
+ * (calibrated: the held-out rows); *count of them, *within of them within tol. */
+static double error(const validate_table *t, const char *gpu, const char *phase, const char *split, enum fig f, int *count,
+                    int *within) {
     double *r = malloc(t->n * sizeof *r), m;
     int n = 0, k = 0;
     for (int i = 0; r && i < t->n; i++) {
         const validate_row *w = &t->row[i];
         double v = figure(w, f);
-        if (w->why[0] || isnan(v) || (gpu && strcmp(gpu, w->gpu))) continue;
+        if (w->why[0] || isnan(v) || (gpu && strcmp(gpu, w->gpu)) || (split && strcmp(split, split_of(w)))) continue;
         if (phase ? strcmp(phase, w->phase) : !strcmp(w->phase, "prefill")) continue;
         r[n++] = fabs(v / w->measured - 1);
         k += r[n - 1] <= 0.25;
@@ -76,15 +84,16 @@ static int gpus(const validate_table *t, const char **g) {
     return n;
 }
 
-/* The errors of gpu's (NULL: every GPU's) rows of phase, added to array a
- * (when it has any): datasheet, held out, leave-one-source-out. */
-static void errors(const validate_table *t, const char *gpu, const char *phase, cJSON *a) {
+/* The errors of gpu's (NULL: every GPU's) rows of phase and split (NULL:
+ * any), added to array a (when it has any): datasheet, held out, leave-one-source-out. */
+static void errors(const validate_table *t, const char *gpu, const char *phase, const char *split, cJSON *a) {
     int n, nh, kh, nl, kl;
-    double e = error(t, gpu, phase, MODELED, &n, NULL), eh = error(t, gpu, phase, CALIBRATED, &nh, &kh),
-           el = error(t, gpu, phase, LOSO, &nl, &kl);
+    double e = error(t, gpu, phase, split, MODELED, &n, NULL), eh = error(t, gpu, phase, split, CALIBRATED, &nh, &kh),
+           el = error(t, gpu, phase, split, LOSO, &nl, &kl);
     if (!n) return;
     cJSON *o = cJSON_CreateObject();
     if (gpu) cJSON_AddStringToObject(o, "gpu", gpu);
+    if (split) cJSON_AddStringToObject(o, "split", split);
     cJSON_AddStringToObject(o, "phase", phase);
     cJSON_AddNumberToObject(o, "rows", n);
     add(o, "median_abs_error", e);
@@ -126,6 +135,7 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         add(o, "modeled_waves_s", r->waves_s);
         add(o, "modeled_launch_s", r->launch_s);
         add(o, "modeled_collective_s", r->collective_s);
+        add(o, "modeled_handoff_s", r->handoff_s);
         add(o, "efficiency", r->efficiency);
         add(o, "calibrated_tokens_per_s", r->calibrated);
         add(o, "calibrated_ratio", r->calibrated / r->measured);
@@ -141,16 +151,19 @@ static void print_json(const validate_table *t, const char **g, int ng) {
         cJSON_AddItemToArray(rows, o);
     }
     for (int k = 0; k < ng; k++)
-        for (int p = 0; p < PHASES; p++) errors(t, g[k], PHASE[p], per);
+        for (int p = 0; p < PHASES; p++) errors(t, g[k], PHASE[p], NULL, per);
     int of, ok, n;
-    double eh = error(t, NULL, NULL, CALIBRATED, &of, &ok);
+    double eh = error(t, NULL, NULL, NULL, CALIBRATED, &of, &ok);
     cJSON *h = cJSON_AddObjectToObject(j, "held_out_decode");
     cJSON_AddNumberToObject(h, "rows", of);
     cJSON_AddNumberToObject(h, "within_25_percent", ok);
-    add(h, "median_abs_error_datasheet", error(t, NULL, NULL, MODELED, &n, NULL));
+    add(h, "median_abs_error_datasheet", error(t, NULL, NULL, NULL, MODELED, &n, NULL));
     add(h, "median_abs_error_calibrated", eh);
     cJSON *ph = cJSON_AddArrayToObject(j, "per_phase");
-    for (int p = 0; p < PHASES; p++) errors(t, NULL, PHASE[p], ph);
+    for (int p = 0; p < PHASES; p++) errors(t, NULL, PHASE[p], NULL, ph);
+    cJSON *sp = cJSON_AddArrayToObject(j, "per_split_phase");
+    for (int k = 0; k < SPLITS; k++)
+        for (int p = 0; p < PHASES; p++) errors(t, NULL, PHASE[p], SPLIT[k], sp);
     cJSON *fit = cJSON_AddObjectToObject(j, "fit"), *cls = cJSON_AddArrayToObject(fit, "classes"),
           *cols = cJSON_AddArrayToObject(fit, "columns");
     cJSON_AddNumberToObject(fit, "rows", t->fit.rows);
@@ -212,25 +225,27 @@ static void print_table(const validate_table *t, const char **g, int ng, const c
     for (int k = 0; k < ng; k++)
         for (int p = 0; p < PHASES; p++) {
             int n, nh, nl;
-            double e = error(t, g[k], PHASE[p], MODELED, &n, NULL), eh = error(t, g[k], PHASE[p], CALIBRATED, &nh, NULL),
-                   el = error(t, g[k], PHASE[p], LOSO, &nl, NULL);
+            double e = error(t, g[k], PHASE[p], NULL, MODELED, &n, NULL), eh = error(t, g[k], PHASE[p], NULL, CALIBRATED, &nh, NULL),
+                   el = error(t, g[k], PHASE[p], NULL, LOSO, &nl, NULL);
             if (!n) continue;
             printf("  %-13s %-8s %2d rows: %5.0f%%", g[k], PHASE[p], n, 100 * e);
             if (nh) printf("   held out %2d: %5.0f%%", nh, 100 * eh); else printf("   %19s", "");
             if (nl) printf("   loso %2d: %5.0f%%", nl, 100 * el);
             printf("\n");
         }
-    for (int p = 0; p < PHASES; p++) {
-        int n, nh, kh, nl, kl;
-        double e = error(t, NULL, PHASE[p], MODELED, &n, NULL), eh = error(t, NULL, PHASE[p], CALIBRATED, &nh, &kh),
-               el = error(t, NULL, PHASE[p], LOSO, &nl, &kl);
-        if (n) printf("  %-13s %-8s %2d rows: %5.0f%%   held out %2d: %5.0f%% (%d within 25%%)   loso %2d: %5.0f%% (%d within 25%%)\n",
-                      "all", PHASE[p], n, 100 * e, nh, 100 * eh, kh, nl, 100 * el, kl);
-    }
+    for (int k = -1; k < SPLITS; k++)   /* every row, then by split: one GPU, tp, pp */
+        for (int p = 0; p < PHASES; p++) {
+            const char *sp = k < 0 ? NULL : SPLIT[k];
+            int n, nh, kh, nl, kl;
+            double e = error(t, NULL, PHASE[p], sp, MODELED, &n, NULL), eh = error(t, NULL, PHASE[p], sp, CALIBRATED, &nh, &kh),
+                   el = error(t, NULL, PHASE[p], sp, LOSO, &nl, &kl);
+            if (n) printf("  %-13s %-8s %3d rows: %5.0f%%   held out %3d: %5.0f%% (%d within 25%%)   loso %3d: %5.0f%% (%d within 25%%)\n",
+                          sp ? sp : "all", PHASE[p], n, 100 * e, nh, 100 * eh, kh, nl, 100 * el, kl);
+        }
     int of, ok, n;
-    double eh = error(t, NULL, NULL, CALIBRATED, &of, &ok);
+    double eh = error(t, NULL, NULL, NULL, CALIBRATED, &of, &ok);
     printf("held-out decode and e2e rows within 25%% after calibration: %d of %d (median error %.0f%% from the datasheet, %.0f%% calibrated)\n",
-           ok, of, 100 * error(t, NULL, NULL, MODELED, &n, NULL), 100 * eh);
+           ok, of, 100 * error(t, NULL, NULL, NULL, MODELED, &n, NULL), 100 * eh);
     printf("every figure modeled (analytic) or published: the same on any machine\n");
 }
 

@@ -323,7 +323,7 @@ int lab_sql_open(const lab *L, lab_query *q, enum lab_sql which, lab_args a) {
     }
     const struct { const char *name; int64_t value; } ARGS[] = {
         { ":run", L->run }, { ":req", a.req }, { ":first", a.first }, { ":last", a.last }, { ":batch", a.batch },
-        { ":layer", a.layer } };
+        { ":layer", a.layer }, { ":gpus", a.gpus } };
     for (int i = 1; i <= sqlite3_bind_parameter_count(q->st); i++) {
         const char *name = sqlite3_bind_parameter_name(q->st, i);
         size_t k = 0;

@@ -155,7 +155,7 @@ char *lab_prompt(const char *model_dir, const char *config, int P);
 /* ---- SQL on the trace: the queries of labs/sql/ ---- */
 
 /* The named parameters a query may take; :run is always the session's run. */
-typedef struct { int64_t req, first, last; int batch, layer; } lab_args;
+typedef struct { int64_t req, first, last; int batch, layer, gpus; } lab_args;   /* gpus: a pipeline stage's (--tp) */
 
 typedef struct {
     sqlite3 *db;

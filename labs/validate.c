@@ -63,7 +63,7 @@ int validate_load(const char *path, validate_table *t) {
                              .per_gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu")),
                              .first_token_ms = ms, .latency_s = ls, .measured = num(o, "measured_tokens_per_s"), .modeled = NAN, .efficiency = NAN, .calibrated = NAN,
                              .loso = NAN };
-        r->unmodeled = r->pp > 1 ? "pp" : r->ep > 1 ? "ep" : r->dp > 1 ? "dp" : NULL;
+        r->unmodeled = r->ep > 1 ? "ep" : r->dp > 1 ? "dp" : NULL;
         const cJSON *pg = cJSON_GetObjectItemCaseSensitive(o, "measured_per_gpu");
         const char *bad = !r->id ? "no id" : !r->gpu || !r->config || !r->model || !r->engine ? "gpu, model, config and engine are text"
                         : !r->source ? "source.url: the address the figure was copied from (its source)"
@@ -107,27 +107,32 @@ void validate_free(validate_table *t) {
 
 /* A wave's modeled device time, split as validate_row's (waves per class,
  * copies, launches). */
-typedef struct { double class_s[SIM_CLASSES], copy_s, collective_s, launch_s; } wave_split;
+typedef struct { double class_s[SIM_CLASSES], copy_s, collective_s, handoff_s, launch_s; } wave_split;
 
 /* The modeled device time of a wave of B sequences, each P prompt ids and
- * tok tokens (a session of its own, over the row's tp GPUs): its prefill
- * steps (decode 0) or its step in which all B decode (decode 1). */
+ * tok tokens (a session of its own, over the row's pp stages of tp GPUs):
+ * its prefill steps (decode 0) or its step in which all B decode (decode
+ * 1). A row's wave is one batch, so its stages run one after another
+ * (docs/parallel.md, the bubble): the step is their sum and the hand-offs. */
 static int wave_time(lab *L, const validate_row *r, const char *device, int P, int tok, int decode, wave_split *w) {
     int64_t first;
     lab_query q;
     L->analytic_kv = r->kv_dtype;   /* the engine's KV cache, as the row ran it: what a step reads */
     rt_gpus(r->tp);
+    rt_stages(r->pp);
     int rc = lab_engine_waves(L, device, r->config, analytic_dtype(r->dtype), P, tok, &r->batch, 1, &first);
     rt_gpus(1);
+    rt_stages(1);
     L->analytic_kv = NULL;
     if (rc) return -1;
-    lab_args a = { .first = first, .last = first + r->batch - 1, .batch = decode ? r->batch : 0 };
+    lab_args a = { .first = first, .last = first + r->batch - 1, .batch = decode ? r->batch : 0, .gpus = r->tp };
     if (lab_sql_open(L, &q, SQL_VALIDATE_CLASSES, a)) return -1;
     lab_sql_next(&q);
     double lat = L->gpu.launch_latency_s, n = lab_col(&q, "copy_n"), steps = lab_col(&q, "steps");
     char col[40];
     w->copy_s = lab_col(&q, "copy_s") - n * lat;
     w->collective_s = lab_col(&q, "collective_s");
+    w->handoff_s = lab_col(&q, "handoff_s");
     w->launch_s = n * lat;
     for (int c = 0; c < SIM_CLASSES; c++) {
         snprintf(col, sizeof col, "%s_n", SIM_CLASS_NAME[c]);
@@ -146,9 +151,9 @@ static int wave_time(lab *L, const validate_row *r, const char *device, int P, i
  * the first token, gen_len - 1 steps the rest. */
 /* Its modeled figures from its split: tokens over the modeled time, and e. */
 static void finish_row(validate_row *r) {
-    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s);
-    /* e: the waves over what the measured time leaves them after the launches and collectives */
-    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s;
+    r->modeled = validate_tokens(r) / (r->waves_s + r->launch_s + r->collective_s + r->handoff_s);
+    /* e: the waves over what the measured time leaves them after the launches, collectives and hand-offs */
+    double measured_s = validate_tokens(r) / r->measured, rest = measured_s - r->launch_s - r->collective_s - r->handoff_s;
     if (rest > 0) r->efficiency = r->waves_s / rest;
 }
 
@@ -165,6 +170,7 @@ static int run_row(lab *L, validate_row *r) {
     r->fp32_over_fp16 = L->gpu.peak.fp32 / L->gpu.peak.fp16;
     r->copy_s = p.copy_s + steps * d.copy_s;
     r->collective_s = p.collective_s + steps * d.collective_s;
+    r->handoff_s = p.handoff_s + steps * d.handoff_s;
     r->launch_s = p.launch_s + steps * d.launch_s;
     r->waves_s = r->copy_s;
     for (int c = 0; c < SIM_CLASSES; c++) {
@@ -180,7 +186,7 @@ static int run_row(lab *L, validate_row *r) {
 static int same_shape(const validate_row *a, const validate_row *b) {
     return !strcmp(a->gpu, b->gpu) && !strcmp(a->config, b->config) && !strcmp(a->dtype, b->dtype) &&
            !strcmp(a->kv_dtype, b->kv_dtype) && !strcmp(a->phase, b->phase) && a->batch == b->batch &&
-           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len && a->tp == b->tp;
+           a->prompt_len == b->prompt_len && a->gen_len == b->gen_len && a->tp == b->tp && a->pp == b->pp;
 }
 
 /* An earlier row of r's shape that ran, whose modeled split r takes (the
@@ -216,7 +222,8 @@ int validate_run(validate_table *t, const char *only, const char *out, int full)
         const validate_row *q = modeled_before(t, r);
         if (q) {   /* its split, then its own figures */
             memcpy(r->class_s, q->class_s, sizeof r->class_s);
-            r->copy_s = q->copy_s, r->collective_s = q->collective_s, r->launch_s = q->launch_s, r->waves_s = q->waves_s;
+            r->copy_s = q->copy_s, r->collective_s = q->collective_s, r->handoff_s = q->handoff_s, r->launch_s = q->launch_s;
+            r->waves_s = q->waves_s;
             r->int8_over_fp16 = q->int8_over_fp16, r->fp32_over_fp16 = q->fp32_over_fp16;
             finish_row(r);
         } else if (run_row(&L, r))

@@ -18,11 +18,13 @@
  * per kernel class and engine family to the calibrate rows, and again
  * without each source in turn (leave-one-source-out).
  *
- * A row may run on several GPUs (issue 46): tp is modeled (the analytic
- * engine's tensor parallelism, its all-reduces on the profile's
- * interconnect, timed apart from the kernels and not fitted); a row with
- * pp, ep or dp above 1 is kept and printed, but not run ("not modeled
- * yet"), so it is in no fit and no error figure.
+ * A row may run on several GPUs (issue 46): tp and pp are modeled (the
+ * analytic engine's tensor parallelism and pipeline stages, its
+ * all-reduces and stage-to-stage hand-offs on the profile's interconnect,
+ * timed apart from the kernels and not fitted; a row's batch goes through
+ * the stages one after another, so its kernels are their sum); a row with
+ * ep or dp above 1 is kept and printed, but not run ("not modeled yet"),
+ * so it is in no fit and no error figure.
  */
 #ifndef HIPATH_VALIDATE_H
 #define HIPATH_VALIDATE_H
@@ -39,7 +41,7 @@ typedef struct {
     int tp, pp, ep, dp;           /* the GPUs it ran on: tensor, pipeline, expert and data parallel (1: none) */
     int concurrency;              /* a served run's stated concurrency C, run as a batch of C (0: a batch as stated) */
     int per_gpu;                  /* the figure is per GPU (TensorRT-LLM's "out tok/s/GPU"): tokens / GPUs */
-    const char *unmodeled;        /* "pp", "ep" or "dp": what hipath does not model yet (NULL: it runs) */
+    const char *unmodeled;        /* "ep" or "dp": what hipath does not model yet (NULL: it runs) */
     double measured;              /* tokens/s, published (or over a published latency: prompt_len over a first token's, batch x gen_len over a batch's) */
     double first_token_ms;        /* that first-token latency, when the row gives one (else NaN) */
     double latency_s;             /* a static batch's whole latency (vLLM's benchmark_latency), when given (else NaN) */
@@ -47,6 +49,7 @@ typedef struct {
     double class_s[SIM_CLASSES];  /* the waves per kernel class (their launches not in them) */
     double copy_s;                /* and the copies' (the rest of waves_s) */
     double collective_s;          /* the all-reduces and gathers over tp GPUs (not in waves_s; not fitted) */
+    double handoff_s;             /* the activations' sends from stage to stage over pp stages (idem) */
     double int8_over_fp16;        /* the profile's int8 peak over its fp16 one */
     double fp32_over_fp16;        /* and its fp32 peak over its fp16 one */
     double modeled;               /* tokens/s from the datasheet profile */

@@ -86,7 +86,7 @@ static double part(const validate_row *r, int c) {
 /* Modeled seconds of r under parameters p; g[k] (when given) their
  * derivatives d log T / d p[k]. */
 static double seconds(const double *p, const validate_row *r, double *g) {
-    double s = r->copy_s + r->collective_s, term[VALIDATE_CLASSES];   /* modeled from the profile's links, not fitted */
+    double s = r->copy_s + r->collective_s + r->handoff_s, term[VALIDATE_CLASSES];   /* modeled from the profile's links, not fitted */
     for (int c = 0; c < VALIDATE_CLASSES; c++) {
         int j = validate_column_of(r, c);
         s += term[c] = part(r, c) * exp(p[c] + p[VALIDATE_CLASSES + j]);

@@ -56,6 +56,7 @@ static struct {
     _Atomic uint64_t busy_ns;     /* the sum of every kernel and copy's time, over the groups */
     int binned;                   /* the bins hold kernels */
     int64_t bin_step;             /* of this step */
+    int bin_lane0;                /* on this group's GPUs (a pipeline stage's) */
     uint64_t bin_t0;              /* its first kernel's start */
     sim_bin bin[SIM_CLASSES];
 } D;
@@ -109,7 +110,7 @@ static void summary_write(void) {
     for (int c = 0; c < SIM_CLASSES && D.binned; c++) {
         const sim_bin *b = &D.bin[c];
         if (!b->launches) continue;
-        for (int g = lane0(); g < lane0() + D.gpus; g++)
+        for (int g = D.bin_lane0; g < D.bin_lane0 + D.gpus; g++)
             trace_slice(stream(g, D.bin_step), SIM_CLASS_NAME[c], t, b->dur_ns,
                         TRACE_ARGS(TA_LIT("class", SIM_CLASS_NAME[c]), TA_INT("launches", b->launches),
                                    TA_DBL("flops", b->flops), TA_DBL("bytes", b->bytes)));
@@ -125,8 +126,8 @@ void sim_summarize(int on) {
 }
 
 static void summary_add(int64_t step, enum sim_class c, uint64_t t0, uint64_t dur, double flops, double bytes) {
-    if (D.binned && step != D.bin_step) summary_write();
-    if (!D.binned) { D.binned = 1; D.bin_step = step; D.bin_t0 = t0; }
+    if (D.binned && (step != D.bin_step || lane0() != D.bin_lane0)) summary_write();   /* a step's stages each their own */
+    if (!D.binned) { D.binned = 1; D.bin_step = step; D.bin_t0 = t0; D.bin_lane0 = lane0(); }
     D.bin[c].launches++; D.bin[c].dur_ns += dur; D.bin[c].flops += flops; D.bin[c].bytes += bytes;
 }
 
