@@ -200,7 +200,7 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
     char err[512];
     int most = 1;
     for (int i = 0; i < n; i++) if (Bs[i] > most) most = Bs[i];
-    int budget = most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
+    int budget = L->step_tokens > 0 ? L->step_tokens : most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
     int part = part_of(budget, most, P), longest = P + tok + (most + part - 1) / part;
     int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
     int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what a sweep times is the step, not the text */
