@@ -130,7 +130,10 @@ int lab_trace_begin(lab *L, const char *device, const char *model) {
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { stack_close(&L->st, err, sizeof err); return -1; }
     snprintf(cmd, sizeof cmd, "hipath %s %s %s", L->tag, device, model);
-    if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);   /* which run is which N */
+    /* which run is which split */
+    if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);
+    if (d->stages > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --pp %d", d->stages);
+    if (d->ep > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --ep %d", d->ep);
     if (stack_trace(&L->st, L->db, &pfp, cmd, model, err, sizeof err)) {
         stack_fail("%s", err);
         stack_close(&L->st, err, sizeof err);

@@ -13,10 +13,11 @@
 --   .param set :first 2
 --   .param set :last 9
 --   .read labs/sql/lab12-gpus.sql
-WITH st AS (
-  SELECT DISTINCT step FROM v_steps WHERE run_id = :run AND slice_id IN
-    (SELECT slice_id FROM v_step_requests WHERE run_id = :run AND request BETWEEN :first AND :last)),
-dec AS (SELECT step FROM v_steps WHERE run_id = :run AND n_prefill = 0 AND step IN (SELECT step FROM st)),
+WITH st AS (   -- layer 6's step slices, each naming its requests (v_steps is the same, slower)
+  SELECT DISTINCT step, json_extract(args, '$.n_prefill') AS n_prefill
+  FROM slices, json_each(json_extract(slices.args, '$.requests')) AS r
+  WHERE run_id = :run AND layer = 6 AND name = 'step' AND r.value BETWEEN :first AND :last),
+dec AS (SELECT step FROM st WHERE n_prefill = 0),
 s AS (
   SELECT track, step, name, ts_ns, dur_ns, json_extract(args, '$.bytes') AS bytes, json_extract(args, '$.waves') AS waves,
          step IN (SELECT step FROM dec) AS decode
