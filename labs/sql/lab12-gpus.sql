@@ -8,8 +8,9 @@
 -- matmuls (moe_gemm), its hand-offs (send); and the MoE dispatch's rows this
 -- GPU's experts took in the window's first step (the prefill).
 --
--- In the sqlite3 shell, on labs/out/lab12/lab12.db:
---   .param set :run 3
+-- In the sqlite3 shell, on labs/out/lab12/lab12.db (run 1: TP 8, request 2; run
+-- 2: PP 8, request 1 alone, then 2-9 together; runs 3, 4: EP 8, request 2):
+--   .param set :run 2
 --   .param set :first 2
 --   .param set :last 9
 --   .read labs/sql/lab12-gpus.sql
