@@ -146,8 +146,8 @@ static int pp_rows(lab *L, const gpu_profile *h100) {
  * GPU's share of the rows is its E/N experts' pi over k. The busiest GPU's
  * share (GPU 0's: the hottest experts are the first) times N. */
 static double hot_ratio(int E, int k, double s) {
-    double p[1024], sum = 0, lo = 0, hi = 1e9;
-    if (s <= 0 || E > 1024) return 1;
+    if (s <= 0) return 1;
+    double p[E], sum = 0, lo = 0, hi = 1e9;
     for (int e = 0; e < E; e++) sum += p[e] = pow(e + 1.0, -s);
     for (int it = 0; it < 200; it++) {
         double lam = (lo + hi) / 2, n = 0;
