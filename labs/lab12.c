@@ -2,7 +2,8 @@
  * lab12.c -- Lab 12, four ways to split a model (lab12-parallel4.md): 8
  * H100s hold Llama-2-70B and Qwen3-30B-A3B by tensor, pipeline, expert and
  * data parallelism. (a) The calculator per GPU for each split, and
- * DeepSeek-V3 in int8 on 8 H200s. (b) Analytic runs, each measured GPU by
+ * DeepSeek-V3 in int8 on 8 H200s and 8 MI300Xs; the MoEs' parameters, all
+ * and active, and the experts a decode step reads by batch. (b) Analytic runs, each measured GPU by
  * GPU from the trace (labs/sql/lab12-gpus.sql): TP 8's all-reduces; PP 8's
  * bubble with one request and with eight; EP 8's all-to-alls and its hot
  * experts under Zipf routing. Every figure is the calculator's or modeled:
@@ -74,6 +75,26 @@ static int calculator_rows(lab *L, const char *model, const char *config, const 
     lab_row(L, "t_step", "s", d->t_step, NA, "parallel.decode.step_s", "", "");
     lab_row(L, "comm_share", "", d->comm_share, NA, "parallel.decode.comm_share", "", "");
     lab_row(L, "b_fit", "sequences", (double)b.parallel.b_fit, NA, "parallel.b_fit", "", "sequences of 512 tokens beside the weights");
+    return 0;
+}
+
+/* An MoE's parameters, all and a token's, and the experts a MoE layer
+ * reads in a decode step of B tokens, expected: E (1 - (1 - k/E)^B). */
+static int moe_rows(lab *L, const char *model, const char *config, const char *gpu, const char *dtype) {
+    gpu_profile g;
+    bounds_result b;
+    model_config c;
+    char err[512];
+    if (lab_profile(gpu, &g) || lab_bounds_with(config, &g, dtype, "bf16", 1, CALC_L, CALC_L, &(bounds_options){ 0 }, &b)) return -1;
+    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
+    L->pt = (lab_point){ model, gpu, dtype, "bf16", 1, CALC_L, CALC_L };
+    lab_row(L, "params", "", (double)b.params, NA, "params", "", "");
+    lab_row(L, "params_active", "", (double)b.params_active, NA, "params_active: the experts a token is not routed to left out", "", "");
+    static const int BS[] = { 1, 8, 64, 512 };
+    for (size_t i = 0; i < sizeof BS / sizeof *BS; i++) {
+        L->pt.batch = BS[i];
+        lab_row(L, "experts_read", "experts", bounds_experts_read(&c, BS[i]), NA, "E (1 - (1 - k/E)^B) a MoE layer", "", "");
+    }
     return 0;
 }
 
@@ -200,7 +221,9 @@ int lab12(lab *L) {
         if (calculator_rows(L, "llama-2-70b", LLAMA70B, "h100", "bf16", &SPLITS[i]) ||
             calculator_rows(L, "qwen3-30b-a3b", QWEN3_MOE, "h100", "bf16", &SPLITS[i])) return -1;
     for (int i = 0; i < 2; i++)
-        if (calculator_rows(L, "deepseek-v3", DSV3, "h200", "int8", &SPLITS[i])) return -1;
+        if (calculator_rows(L, "deepseek-v3", DSV3, "h200", "int8", &SPLITS[i]) ||
+            calculator_rows(L, "deepseek-v3", DSV3, "mi300x", "int8", &SPLITS[i])) return -1;
+    if (moe_rows(L, "qwen3-30b-a3b", QWEN3_MOE, "h100", "bf16") || moe_rows(L, "deepseek-v3", DSV3, "h200", "int8")) return -1;
     gpu_profile h100;
     if (lab_profile("h100", &h100)) return -1;
     return tp_rows(L, &h100) || pp_rows(L, &h100) || ep_rows(L, &h100) ? -1 : 0;

@@ -108,6 +108,21 @@ def main():
         if not any(abs(r["predicted"] - w) <= 1e-9 * w for w in want):
             fails.append(f"{q} {model} @ {dev}: lab 12 says {r['predicted']}, the stages hold {[f'{w:.6g}' for w in want]}")
 
+    # the MoEs' parameters, all and a token's (k of E experts), and E (1 - (1 - k/E)^B) experts read
+    for model in ("qwen3-30b-a3b", "deepseek-v3"):
+        c = json.load(open(CONFIGS[model][0]))
+        E, k = c.get("num_experts") or c["n_routed_experts"], c["num_experts_per_tok"]
+        every = sum(w for w, _ in stage_weights(c, 1, 1, 1))
+        active = sum(w for w, _ in stage_weights(dict(c, **{("num_experts" if "num_experts" in c else "n_routed_experts"): k}), 1, 1, 1))
+        moe = c["num_hidden_layers"] - c.get("first_k_dense_replace", 0)
+        # the router [d, E] and the sigmoid gate's bias [E] stay whole: only the experts count k of E
+        active += (E - k) * (c["hidden_size"] + (c.get("scoring_func") == "sigmoid")) * moe
+        for r in doc["rows"]:
+            if r["model"] != model or r["quantity"] not in ("params", "params_active", "experts_read"):
+                continue
+            want = {"params": every, "params_active": active, "experts_read": E * (1 - (1 - k / E) ** r["batch"])}[r["quantity"]]
+            near(f"{r['quantity']} {model} B {r['batch']}", r["predicted"], want, 1e-9 if r["quantity"] == "experts_read" else 2e-9)
+
     h100 = profile("h100")
     link = h100["interconnect"]
     ring = link["links"] * link["link_bytes_per_s"]   # NVSwitch: all links to any peer
