@@ -152,12 +152,12 @@ static int pp_rows(lab *L, const gpu_profile *h100) {
             "parallel.decode.t_memory_s x beta / pp", "a GPU's kernels' bytes a decode step, the mean", "");
     snprintf(why, sizeof why, "each stage works 1/M of the time; the GPUs range %.3f-%.3f", s1.min, s1.max);
     lab_row(L, "busy_share_1", "", 1.0 / N, s1.mean, "1 / M", "lab12-gpus.sql busy_share, request 1, the mean", why);
+    lab_row(L, "send_s", "s", d->send_s / (N - 1), one[0].send_s / fmax(one[0].sends, 1), "bytes / beta_pair + alpha (one hand-off)",
+            "send dur_ns, stage 0, a decode step (modeled)", "");
     L->pt.batch = N;
     snprintf(why, sizeof why, "the fill and the drain idle, the passes unequal; range %.3f-%.3f", sm.min, sm.max);
     lab_row(L, "busy_share_m", "", (double)TOK * N / (TOK * N + N - 1), sm.mean, "R m / (R M + m - 1), R = passes a request, m = M requests",
             "lab12-gpus.sql busy_share, requests 2-9, the mean", why);
-    lab_row(L, "send_s", "s", d->send_s / (N - 1), one[0].send_s / fmax(one[0].sends, 1), "bytes / beta_pair + alpha (one hand-off)",
-            "send dur_ns, stage 0, a decode step (modeled)", "");
     return 0;
 }
 
