@@ -153,7 +153,10 @@ int lab_trace_begin(lab *L, const char *device, const char *model) {
     L->gpu = d->prof;
     if (L->session_on_cpu && lab_profile(L->profile, &L->gpu)) { stack_close(&L->st, err, sizeof err); return -1; }
     snprintf(cmd, sizeof cmd, "hipath %s %s %s", L->tag, device, model);
-    if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);   /* which run is which N */
+    /* which run is which split */
+    if (d->gpus > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --tp %d", d->gpus);
+    if (d->stages > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --pp %d", d->stages);
+    if (d->ep > 1) snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), " --ep %d", d->ep);
     if (stack_trace(&L->st, L->db, &pfp, cmd, model, err, sizeof err)) {
         stack_fail("%s", err);
         stack_close(&L->st, err, sizeof err);
@@ -223,7 +226,7 @@ int lab_engine_waves(lab *L, const char *device, const char *path, const char *a
     char err[512];
     int most = 1;
     for (int i = 0; i < n; i++) if (Bs[i] > most) most = Bs[i];
-    int budget = most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
+    int budget = L->step_tokens > 0 ? L->step_tokens : most * P < STEP_TOKENS ? most * P : P > STEP_TOKENS ? P : STEP_TOKENS;
     int part = part_of(budget, most, P), longest = P + tok + (most + part - 1) / part;
     int kv_tokens = most * KV_BLOCK_SIZE * ((longest + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE);
     int *prompt = calloc(P, sizeof *prompt);   /* ids 0: what a sweep times is the step, not the text */

@@ -1,5 +1,5 @@
 /*
- * lab.h -- what the nine labs share. Lab N (labs/labN.c, beside its sheet
+ * lab.h -- what the labs share. Lab N (labs/labN.c, beside its sheet
  * labN-*.md, whose last section "What `hipath lab N` does" it follows) runs
  * requests through an in-process server into OUT/labN.db (a session),
  * predicts with the calculator (labs/bounds.h), measures with the SQL of
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LAB_COUNT 10
+#define LAB_COUNT 12
 #define NA NAN              /* a row's empty predicted or measured cell */
 #define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
 #define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
@@ -55,6 +55,8 @@ typedef struct {
     int printed, quiet;         /* quiet: rows go to the files only */
     int json;                   /* --json: no table; the JSON on stdout at the end */
     const char *analytic_kv;    /* lab_engine_waves' analytic KV dtype (NULL: fp32, hipath's) */
+    int step_tokens;            /* > 0: lab_engine_waves' step budget (lab 12: one prompt a
+                                   micro-batch, to fill a pipeline); 0: as many prompts as fit */
     cJSON *runs;                /* lab 9: each run's requests, their times (labN.json's "runs") */
 } lab;
 
@@ -72,6 +74,7 @@ int lab7(lab *L);
 int lab8(lab *L);
 int lab9(lab *L);
 int lab10(lab *L);
+int lab12(lab *L);   /* there is no lab 11 yet */
 
 /* ---- rows ---- */
 

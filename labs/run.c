@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8, lab9, lab10 };
+/* NULL: no lab 11 yet (hipath lab 11 says so in one line) */
+static int (*const LABS[LAB_COUNT])(lab *) = { lab1, lab2, lab3, lab4, lab5, lab6, lab7, lab8, lab9, lab10, NULL, lab12 };
 
 /* OUT/labN.json: the lab, its device and profile, the rows; with --json
  * on stdout too. */
@@ -82,6 +83,7 @@ static int plot(const lab *L) {
 }
 
 int lab_run(int n, const char *device, const char *model, const char *out, int json) {
+    if (!LABS[n - 1]) return stack_fail("there is no lab %d yet (labs/README.md lists the labs)", n);
     lab L = { .n = n, .model = model, .out = out, .json = json };
     snprintf(L.tag, sizeof L.tag, "lab%d", n);
     char out_default[64], path[1100], err[512];
