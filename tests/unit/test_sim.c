@@ -64,13 +64,13 @@ static void wavefronts_from_geometry(void **state) {
     gpu_profile p = dev96();
     sim_kernel k;
     char err[256];
-    kdims d = geo_matmul(1, 896, p.wavefront_size);        /* decode GEMV, 896 rows */
+    kdims d = geo_matmul(1, 896, 896, p.wavefront_size, p.compute_units);        /* decode GEMV, 896 rows */
     assert_int_equal(d.grid, 224);                          /* 4 rows per workgroup */
     assert_int_equal(d.block, 128);
     assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);                    /* one per row */
     p.wavefront_size = 64;
-    d = geo_matmul(1, 896, p.wavefront_size);
+    d = geo_matmul(1, 896, 896, p.wavefront_size, p.compute_units);
     assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);
     assert_int_equal(sim_model(&p, 1, 100, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
