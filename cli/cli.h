@@ -24,15 +24,17 @@ int cmd_replay(int argc, char **argv);
  * checks --analytic against --config and names its device (0, or 1 with
  * the reason printed). */
 enum { OPT_MODEL = 2000, OPT_DEVICE, OPT_JIT, OPT_ANALYTIC, OPT_CONFIG, OPT_DTYPE, OPT_TOKENIZER, OPT_REPLY, OPT_TRACE_DB,
-       OPT_PERFETTO, OPT_KV_MB, OPT_TP };
+       OPT_PERFETTO, OPT_KV_MB, OPT_TP, OPT_PP, OPT_DP, OPT_DP_LB, OPT_EP, OPT_EXPERT_SKEW };
 #define MODEL_OPTIONS \
     { "model", 1, 0, OPT_MODEL }, { "device", 1, 0, OPT_DEVICE }, { "jit", 0, 0, OPT_JIT }, { "analytic", 0, 0, OPT_ANALYTIC }, \
     { "config", 1, 0, OPT_CONFIG }, { "dtype", 1, 0, OPT_DTYPE }, { "tokenizer", 1, 0, OPT_TOKENIZER }, { "reply", 1, 0, OPT_REPLY }, \
-    { "trace-db", 1, 0, OPT_TRACE_DB }, { "perfetto", 1, 0, OPT_PERFETTO }, { "kv-cache-mb", 1, 0, OPT_KV_MB }, { "tp", 1, 0, OPT_TP }
+    { "trace-db", 1, 0, OPT_TRACE_DB }, { "perfetto", 1, 0, OPT_PERFETTO }, { "kv-cache-mb", 1, 0, OPT_KV_MB }, { "tp", 1, 0, OPT_TP }, \
+    { "pp", 1, 0, OPT_PP }, { "dp", 1, 0, OPT_DP }, { "dp-lb", 1, 0, OPT_DP_LB }, \
+    { "ep", 1, 0, OPT_EP }, { "expert-skew", 1, 0, OPT_EXPERT_SKEW }
 typedef struct {
     const char *model;          /* a model folder or .gguf; with --analytic, the config */
     const char *device, *config, *dtype, *tokenizer, *reply, *db, *perfetto;
-    int model_given, analytic, tp;
+    int model_given, analytic, tp, pp, dp, dp_lb, ep;
     double kv_cache_mb;
     char analytic_device[200];
 } model_opts;

@@ -238,8 +238,11 @@ static void print_parallel(const model_config *c, const gpu_profile *g, const bo
     char b[32];
     printf("on %d GPUs, tp %d x pp %d, over %s: %s", p->gpus, p->tp, p->pp, g->link.name, g->link.topology);
     if (p->tp > 1) printf(", a ring of %d at %.0f GB/s a GPU", p->tp, p->ring_bandwidth / GB);
-    printf(", %.1f us a hop; a GPU holds %d of %d heads, %d of %d KV heads%s\n", g->link.latency_s * 1e6,
-           p->heads, c->n_heads, p->kv_heads, c->n_kv_heads, p->tp > c->n_kv_heads ? " (each copied on several)" : "");
+    if (c->kv_lora_rank)   /* MLA: no KV heads to split */
+        printf(", %.1f us a hop; a GPU holds %d of %d heads and the whole latent KV\n", g->link.latency_s * 1e6, p->heads, c->n_heads);
+    else
+        printf(", %.1f us a hop; a GPU holds %d of %d heads, %d of %d KV heads%s\n", g->link.latency_s * 1e6,
+               p->heads, c->n_heads, p->kv_heads, c->n_kv_heads, p->tp > c->n_kv_heads ? " (each copied on several)" : "");
     if (p->pp > 1) {
         printf("pipeline: %d stages of", p->pp);
         for (int i = 0; i < p->pp; i++) printf("%s%d", i ? " + " : " ", p->stage_layers[i]);
@@ -370,10 +373,6 @@ int cmd_bounds(int argc, char **argv) {
     if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
     if (gpu_profile_load(&g, device, err, sizeof err)) return stack_fail("%s", err);
     if (bounds_compute_with(&c, &g, &in, &opt, &r, err, sizeof err)) return stack_fail("bounds: %s", err);
-    if (c.arch == ARCH_DEEPSEEK_V3 && c.first_dense_layers < c.n_layers)   /* say what the numbers leave out */
-        fprintf(stderr, "hipath: bounds: deepseek_v3's layers %d to %d are mixture-of-experts, counted here as dense MLPs of "
-                "intermediate_size %d (MoE is not in this build); attention and KV are MLA's\n", c.first_dense_layers,
-                c.n_layers - 1, c.hidden_dim);
     if (json) print_json(&c, &g, &in, &opt, &r, breakdown);
     else print_text(&c, &g, &in, &opt, &r, breakdown);
     return 0;

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 static const char USAGE[] =
-    "usage: hipath lab N [options]      N = 1..9 (labs/README.md; 8 and 9 run their own analytic models)\n"
+    "usage: hipath lab N [options]      N = 1..10 (labs/README.md; 8, 9 and 10 run their own analytic models)\n"
     "  --device D    auto (default: hip:0 if present, else sim:w7900), cpu, sim:PROFILE, hip:N\n"
     "  --model DIR   the real model (default models/tiny-hi)\n"
     "  --out DIR     where labN.db, .pftrace, .csv, .json, .png, .svg go (default labs/out/labN/)\n"

@@ -28,6 +28,8 @@ static const char USAGE[] =
     "  --block-size N               tokens a KV block (hipath's blocks are 16: only 16)\n"
     "  --trace DB                   trace into DB (SQLite): layer 6 (steps, admissions, preemptions)\n"
     "                               and layer 5 (each step's forward) in full; layers 4-1 left out\n"
+    "  --kernel-sample N            with --trace: layers 4-1 (ops, kernels, the device) too, in every\n"
+    "                               Nth engine step (steps 0, N, 2N, ...; each marked kernel_detail)\n"
     "  --json                       {\"requests\", \"metrics\": {metric: {\"real\", \"modeled\"}}, \"per_request\"}\n"
     "Each line of REQUESTS.jsonl: input_toks, output_toks and the engine's queued_ts,\n"
     "first_token_ts, last_token_ts (s). Each request reaches hipath's engine at its queued\n"
@@ -119,9 +121,9 @@ int cmd_replay(int argc, char **argv) {
     static const struct option OPTS[] = { { "config", 1, 0, 'c' }, { "device", 1, 0, 'd' }, { "dtype", 1, 0, 't' },
                                           { "engine-meta", 1, 0, 'm' }, { "max-num-batched-tokens", 1, 0, 'B' },
                                           { "max-num-seqs", 1, 0, 'S' }, { "tp", 1, 0, 'T' }, { "kv-blocks", 1, 0, 'K' },
-                                          { "block-size", 1, 0, 'b' }, { "trace", 1, 0, 'D' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+                                          { "block-size", 1, 0, 'b' }, { "trace", 1, 0, 'D' }, { "kernel-sample", 1, 0, 'k' }, { "json", 0, 0, 'j' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *config = NULL, *device = NULL, *dtype_flag = NULL, *meta = NULL, *db = NULL;
-    long budget = 0, seqs = 0, tp = 0, blocks = 0, v;
+    long budget = 0, seqs = 0, tp = 0, blocks = 0, sample = 0, v;
     int c, json = 0;
     optind = 1;
     opterr = 0;
@@ -139,6 +141,7 @@ int cmd_replay(int argc, char **argv) {
             if (parse_int(optarg, 1, 1 << 20, &v) || v != KV_BLOCK_SIZE) return stack_fail("replay: --block-size: hipath's KV blocks are %d tokens, got '%s'", KV_BLOCK_SIZE, optarg);
             break;
         case 'D': db = optarg; break;
+        case 'k': if (parse_int(optarg, 1, 1 << 30, &sample)) return stack_fail("replay: --kernel-sample must be a whole number from 1, got '%s'", optarg); break;
         case 'j': json = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         default: return stack_fail("replay: unknown or incomplete option '%s' (see --help)", argv[optind - 1]);
@@ -146,6 +149,7 @@ int cmd_replay(int argc, char **argv) {
     }
     if (optind != argc - 1) return stack_fail(optind < argc ? "replay: one REQUESTS.jsonl, got more (see --help)" : "replay: which REQUESTS.jsonl? (see --help)");
     if (!config || !device) return stack_fail("replay: --config and --device are needed (see --help)");
+    if (sample && !db) return stack_fail("replay: --kernel-sample samples a trace: give --trace DB too");
     char dtype[32] = "bf16";
     int gpus = 1;
     replay r;
@@ -157,6 +161,7 @@ int cmd_replay(int argc, char **argv) {
     if (seqs) r.o.max_num_seqs = (int)seqs;
     r.tp = tp ? (int)tp : gpus;
     if (blocks) r.kv_blocks = (int)blocks;
+    r.kernel_sample = (int)sample;
     int rc = (!blocks && replay_kv_blocks(&r, config, device, dtype)) || replay_run(&r, config, device, dtype, db);
     if (rc) { replay_free(&r); return 1; }
     if (json) print_json(&r, device, dtype); else print_table(&r, device, dtype);

@@ -8,6 +8,7 @@
 #include "layers/client/client.h"
 #include "kernels/backend.h"
 #include "labs/bounds.h"
+#include "layers/tensor/forward.h"
 #include "layers/scheduler/server.h"
 #include "layers/tokenizer/tokenizer.h"
 #include "trace/journey.h"
@@ -45,6 +46,12 @@ static const char USAGE[] =
     "  --dtype D            analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
     "  --tp N               tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
     "                       interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
+    "  --pp M               pipeline parallelism: the layers in M stages, each on its own --tp GPUs, the\n"
+    "                       activations sent between them, up to M micro-batches in flight (docs/parallel.md)\n"
+    "  --dp N               data parallelism: N engine replicas (analytic: only), each its own GPUs and KV pool\n"
+    "  --dp-lb M            round_robin (default) or shortest_queue: which replica takes a request\n"
+    "  --ep N               expert parallelism: a MoE model's experts over the --tp N GPUs (all-to-alls between)\n"
+    "  --expert-skew S      analytic MoE routing: expert e drawn with probability ~ (e + 1)^-S (Zipf; 0: uniform)\n"
     "  --tokenizer FILE     the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT         teacher forcing: the reply is TEXT's ids, then the end of the turn, whatever is sampled\n"
     "  --web                then keep serving, with the web page: prints the request's timeline URL (Ctrl-C stops)\n";
@@ -117,16 +124,17 @@ static int check_fits(const char *config, const char *dtype, int context) {
     bounds_result b;
     char err[512];
     const rt_device *d = rt_device_now();
-    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
+    if (model_config_load(&c, config, err, sizeof err) || forward_split_check(&c, d->gpus, d->stages, d->ep, err, sizeof err))
+        return stack_fail("%s", err);   /* before the figures below: a refusal is one line */
     if (context > c.max_seq_len) context = c.max_seq_len;
     bounds_input in = { .dtype = dtype, .kv_dtype = "fp32", .batch = 1, .prompt_len = 1, .context = context };
     /* Capacity needs no peak: ask at fp32's, the one every simulated device has. */
-    bounds_options opt = { .compute_dtype = "fp32", .tp = d->gpus };
+    bounds_options opt = { .compute_dtype = "fp32", .tp = d->gpus, .pp = d->stages };
     if (bounds_compute_with(&c, &d->prof, &in, &opt, &b, err, sizeof err)) return stack_fail("%s", err);
-    const bounds_capacity *cap = d->gpus > 1 ? &b.parallel.per_gpu : &b.capacity;
+    const bounds_capacity *cap = d->gpus * d->stages > 1 ? &b.parallel.per_gpu : &b.capacity;
     if (!cap->fits)
         return stack_fail("%s (%s) does not fit %s%s: weights %.2f GB + KV %.2f GB (%d tokens, fp32) + workspace %.2f GB = %.2f GB > %.2f GB of device memory",
-                        config, dtype, d->gpus > 1 ? "each GPU of " : "", d->prof.name, cap->weights_bytes / 1e9, cap->kv_bytes / 1e9,
+                        config, dtype, d->gpus * d->stages > 1 ? "each GPU of " : "", d->prof.name, cap->weights_bytes / 1e9, cap->kv_bytes / 1e9,
                         context, cap->workspace_bytes / 1e9, cap->total_bytes / 1e9, cap->device_bytes / 1e9);
     if (d->gpus > 1) {
         const bounds_parallel_phase *t = &b.parallel.decode;
@@ -181,7 +189,8 @@ int cmd_run(int argc, char **argv) {
     char err[512], base[256], model[256];
     if (url && m.analytic) return stack_fail("run --analytic: needs --config CONFIG.json and no --url");
     if (model_options_done(&m, "run")) return 1;
-    if (url && (m.tokenizer || m.reply || web_too || m.tp > 1)) return stack_fail("run: --tokenizer, --reply, --web and --tp are the in-process server's, not --url's");
+    if (url && (m.tokenizer || m.reply || web_too || m.tp > 1 || m.pp > 1 || m.dp > 1))
+        return stack_fail("run: --tokenizer, --reply, --web, --tp, --pp and --dp are the in-process server's, not --url's");
     const char *db = m.db, *pftrace = m.perfetto;
     signal(SIGPIPE, SIG_IGN);
     sigset_t stop;   /* --web waits for these; every thread started from here on leaves them to sigwait */
@@ -202,7 +211,7 @@ int cmd_run(int argc, char **argv) {
     if (!url) {
         server_opts o = { .model_dir = m.model, .host = "127.0.0.1", .port = 0, .kv_cache_mb = m.kv_cache_mb,
                           .open_text = tokenizer_open_text, .tokenizer_path = m.tokenizer, .reply = m.reply,
-                          .analytic_dtype = m.analytic ? m.dtype : NULL };
+                          .analytic_dtype = m.analytic ? m.dtype : NULL, .dp_lb = m.dp_lb };
         if (stack_serve(&k, &o, web_too ? &wo : NULL, db, err, sizeof err)) {
             stack_fail("%s", err);
             stack_close(&k, err, sizeof err);

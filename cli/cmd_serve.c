@@ -61,6 +61,15 @@ static const char USAGE[] =
     "  --dtype D                analytic: weight dtype fp16 (default), bf16, fp32, int8, q4_0, q4_1\n"
     "  --tp N                   tensor parallelism over N GPUs of a sim: or analytic: profile, joined by its\n"
     "                           interconnect (modeled: each GPU runs 1/N of every split kernel; docs/parallel.md)\n"
+    "  --pp M                   pipeline parallelism: the layers in M stages, each on its own --tp GPUs, the\n"
+    "                           activations sent between them, up to M micro-batches in flight (docs/parallel.md)\n"
+    "  --dp N                   data parallelism: N engine replicas (analytic: only), each its own tp x pp GPUs and\n"
+    "                           KV pool, behind this one server (docs/parallel.md)\n"
+    "  --ep N                   expert parallelism: a MoE model's experts spread over the --tp N GPUs, E/N whole\n"
+    "                           on each, tokens sent to them and back by all-to-alls (docs/parallel.md)\n"
+    "  --expert-skew S          analytic MoE routing: expert e drawn with probability ~ (e + 1)^-S (Zipf; 0: uniform)\n"
+    "  --dp-lb M                which replica takes a request: round_robin (default), or shortest_queue (the\n"
+    "                           lowest 4 x waiting + running, as vLLM's DP load balancer scores them)\n"
     "  --tokenizer FILE         the model's tokenizer.json (analytic: else the one beside the config, or a placeholder)\n"
     "  --reply TEXT             teacher forcing: every reply is TEXT's ids, then the end of the turn\n"
     "  --workshop               a room of students' browsers (docs/workshop.md): listens on every interface\n"
@@ -147,6 +156,7 @@ int cmd_serve(int argc, char **argv) {
     o.tokenizer_path = m.tokenizer;
     o.reply = m.reply;
     o.kv_cache_mb = m.kv_cache_mb;
+    o.dp_lb = m.dp_lb;
     const char *db = m.db, *pftrace = m.perfetto;
     if (!wo.workshop && (wo.workshop_code || wo.workshop_rate != plain.workshop_rate || wo.workshop_max_tokens != plain.workshop_max_tokens ||
                          wo.workshop_max_prompt_tokens != plain.workshop_max_prompt_tokens || wo.workshop_students != plain.workshop_students ||

@@ -41,6 +41,8 @@ typedef struct {
                              each running a shard; 1: every GPU runs it whole */
     int split_in;         /* ... along its input: each GPU launches the whole grid, each
                              workgroup 1/split of the reduction (a row-split matmul) */
+    int split_experts;    /* ... by experts (expert parallelism): GPU g runs experts g E/split
+                             to (g + 1) E/split - 1, whole, over the rows routed to them */
 } kcost;
 
 typedef struct {

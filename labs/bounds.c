@@ -143,7 +143,9 @@ static double gqa_ops(bounds_result *r, double d, double q, double kv, shard s, 
  * key: all the cache keeps), and kv_b_proj's W_UK and W_UV applied per
  * token to the query and the output (absorbed, so its rows multiply the
  * latent once a token, not once a cached position). A pair scores rank +
- * rope and sums rank, per head: 2 h (2 rank + rope). */
+ * rope and sums rank, per head: 2 h (2 rank + rope). Over N GPUs (vLLM's
+ * split) the heads divide: q (q_b), kv_b and o by N; q_a and kv_a, like
+ * the latent cache, are whole on each. */
 static double mla_ops(bounds_result *r, const model_config *c, shard s, double b_q, int G, double prefill, double decode,
                       double *bytes, double *params) {
     double d = c->dim, H = (double)c->n_heads / s.N, qr = c->q_lora_rank, rank = c->kv_lora_rank, rope = c->qk_rope_head_dim;
@@ -239,7 +241,7 @@ static double fill(bounds_result *r, const model_config *c, const gpu_profile *g
     double act_b = strcmp(r->compute_dtype, "fp32") ? 2 : 4;
     r->capacity.weights_bytes = r->weights_bytes;
     r->capacity.kv_bytes = B * (P > L ? P : L) * r->kv_bytes_per_token;
-    double mla_acts = c->kv_lora_rank ? 2.0 * c->n_heads * c->kv_lora_rank : 0;   /* MLA: q_lat, o_lat, [H, rank] each */
+    double mla_acts = c->kv_lora_rank ? 2.0 * c->n_heads / N * c->kv_lora_rank : 0;   /* MLA: q_lat, o_lat, [H, rank] each */
     r->capacity.workspace_bytes = opt->workspace_bytes > 0 ? opt->workspace_bytes
                                 : B * P * (2 * d + 2 * q + 2 * kv + 2 * f + mla_acts) * act_b + (s.last ? B * V * 4 : 0);
     /* The profile stores "80 GB" of HBM as the 80 GiB it is; the chapter
@@ -287,8 +289,7 @@ static void finish_all(bounds_result *r) {
 static int check_parallel(const model_config *c, const gpu_profile *g, int N, int M, char *err, int errlen) {
     char why[384];
     if (N < 1 || M < 1) return snprintf(err, errlen, "tp %d, pp %d: each must be at least 1", N, M), -1;
-    if (forward_split_check(c, N, err, errlen)) return -1;   /* the engine's own split rule */
-    if (M > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", M, c->n_layers), -1;
+    if (forward_split_check(c, N, M, 1, err, errlen)) return -1;   /* the engine's own split rule */
     long n = (long)N * M;
     if (gpu_link_check(g, n > INT_MAX ? INT_MAX : (int)n, why, sizeof why))
         return snprintf(err, errlen, "tp %d x pp %d: %s%s", N, M, why,
@@ -333,7 +334,7 @@ static void parallel(bounds_result *r, const model_config *c, const gpu_profile 
     p->pp = M;
     p->gpus = N * M;
     p->heads = c->n_heads / N;
-    p->kv_heads = c->n_kv_heads >= N ? c->n_kv_heads / N : 1;
+    p->kv_heads = c->kv_lora_rank ? 1 : c->n_kv_heads >= N ? c->n_kv_heads / N : 1;   /* MLA: the one latent, whole */
     p->ring_bandwidth = gpu_ring_bandwidth(g, N);
     p->b_fit = INT64_MAX;
     for (int i = 0, from = 0; i < M; i++) {

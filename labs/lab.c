@@ -114,6 +114,29 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
     return lab_bounds_with(config, g, dtype, kv, B, P, ctx, &(bounds_options){ 0 }, b);
 }
 
+int lab_step_model(const char *config, const gpu_profile *g, lab_step *m) {
+    bounds_result b;
+    model_config c;
+    char err[512];
+    if (lab_bounds(config, g, "bf16", "bf16", 1, 1, 1, &b)) return -1;
+    if (model_config_load(&c, config, err, sizeof err)) return stack_fail("%s", err);
+    double attn = 0, head = 0;
+    for (int i = 0; i < b.nops; i++) {
+        if (!strcmp(b.op[i].name, "attn")) attn = b.op[i].phase[BOUNDS_PREFILL].flops;   /* P = 1: one pair */
+        if (!strcmp(b.op[i].name, "lm_head")) head = b.op[i].phase[BOUNDS_DECODE].flops;
+    }
+    *m = (lab_step){ .weights_s = b.decode.weight_bytes / b.bandwidth, .launches_s = (3 + 16 * c.n_layers + 4) * g->launch_latency_s,
+                     .per_id = (b.decode.flops - attn - head) / b.peak, .per_pair = attn / g->peak.fp32,
+                     .per_position = b.kv_bytes_per_token / b.bandwidth, .per_sample = head / b.peak + 4.0 * c.vocab_size / g->host_link };
+    return 0;
+}
+
+double lab_t_step(const lab_step *m, double n, double pairs, double positions, double sampled) {
+    return fmax(m->weights_s, n * m->per_id) + m->launches_s + pairs * m->per_pair + positions * m->per_position + sampled * m->per_sample;
+}
+
+double lab_pairs(double from, double to) { return (to - from) * from + (to - from) * (to - from + 1) / 2; }
+
 /* ---- sessions: a device, a server, requests, a trace run ----------- */
 
 int lab_trace_begin(lab *L, const char *device, const char *model) {

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LAB_COUNT 9
+#define LAB_COUNT 10
 #define NA NAN              /* a row's empty predicted or measured cell */
 #define QWEN7B   "tests/data/qwen2.5-7b-instruct.config.json"
 #define QWEN14B  "tests/data/deepseek-r1-distill-qwen-14b.config.json"
@@ -71,6 +71,7 @@ int lab6(lab *L);
 int lab7(lab *L);
 int lab8(lab *L);
 int lab9(lab *L);
+int lab10(lab *L);
 
 /* ---- rows ---- */
 
@@ -98,6 +99,23 @@ int lab_bounds(const char *config, const gpu_profile *g, const char *dtype, cons
 /* The same with options: over opt->tp GPUs (lab 8). */
 int lab_bounds_with(const char *config, const gpu_profile *g, const char *dtype, const char *kv_dtype,
                     int B, int P, int context, const bounds_options *opt, bounds_result *b);
+
+/* What a step of an analytic engine costs (lab 9's sheet, "The step-time
+ * model"): the linear layers at their bound max(W / beta, n c) (weights
+ * read once, c = 2 x their parameters / Pi per id); then what the bound
+ * leaves out and the modeled device adds: every launch's latency (3 + 16
+ * x layers kernels and 4 copies a step), attention in f32 (hipath's
+ * kernel has no matrix cores: 4 q_dim layers FLOPs a query-key pair at
+ * the fp32 peak), the K and V a decoding sequence reads at the bandwidth,
+ * and per sampled sequence the LM head and its logits' copy back. */
+typedef struct { double weights_s, launches_s, per_id, per_pair, per_position, per_sample; } lab_step;
+/* Of config (bf16 weights and KV) on g. 0, or -1 (the reason printed). */
+int lab_step_model(const char *config, const gpu_profile *g, lab_step *m);
+/* A step computing n ids, `pairs` query-key pairs of prefill attention,
+ * decodes reading `positions` cached tokens, `sampled` sequences sampled. */
+double lab_t_step(const lab_step *m, double n, double pairs, double positions, double sampled);
+/* Query-key pairs of a chunk of ids [from, to) of a prompt: each attends to itself and what precedes it. */
+double lab_pairs(double from, double to);
 
 /* ---- sessions: a device, a server, requests, a trace run ---- */
 

@@ -88,7 +88,7 @@ static int run(const model *md, const workload *w, result *res) {
         at += j->max_tokens;
     }
     if (engine_init(&e, md, &w->o, err, sizeof err)) return stack_fail("lab 9: %s: %s", w->name, err);
-    int rc = arrivals_run(&e, res->a, w->n, &res->s, err, sizeof err) ? stack_fail("lab 9: %s: %s", w->name, err) : 0;
+    int rc = arrivals_run(&e, res->a, w->n, 0, &res->s, err, sizeof err) ? stack_fail("lab 9: %s: %s", w->name, err) : 0;
     engine_free(&e);
     return rc;
 }
@@ -180,43 +180,6 @@ static cJSON *run_json(lab *L, const char *part, const workload *w, const result
     return o;
 }
 
-/* ---- the predictions: a step's time, from the calculator ---- */
-
-/* What a step of the analytic H100 costs (the sheet's "The step-time
- * model"): the linear layers at their bound max(W / beta, n c) (weights
- * read once, c = 2 x their parameters / Pi per id); then what the bound
- * leaves out and the modeled device adds: every launch's latency (3 + 16
- * x layers kernels and 4 copies a step), attention in f32 (hipath's
- * kernel has no matrix cores: 4 q_dim layers FLOPs a query-key pair at
- * the fp32 peak), the K and V a decoding sequence reads at the bandwidth,
- * and per sampled sequence the LM head and its logits' copy back. */
-typedef struct { double weights_s, launches_s, per_id, per_pair, per_position, per_sample; } step_model;
-
-static int step_model_of(lab *L, step_model *m) {
-    bounds_result b;
-    model_config c;
-    char err[512];
-    if (lab_bounds(LLAMA3_8B, &L->gpu, "bf16", "bf16", 1, 1, 1, &b) || model_config_load(&c, LLAMA3_8B, err, sizeof err)) return stack_fail("%s", err);
-    const gpu_profile *g = &L->gpu;
-    double attn = 0, head = 0;
-    for (int i = 0; i < b.nops; i++) {
-        if (!strcmp(b.op[i].name, "attn")) attn = b.op[i].phase[BOUNDS_PREFILL].flops;   /* P = 1: one pair */
-        if (!strcmp(b.op[i].name, "lm_head")) head = b.op[i].phase[BOUNDS_DECODE].flops;
-    }
-    *m = (step_model){ .weights_s = b.decode.weight_bytes / b.bandwidth, .launches_s = (3 + 16 * c.n_layers + 4) * g->launch_latency_s,
-                       .per_id = (b.decode.flops - attn - head) / b.peak, .per_pair = attn / g->peak.fp32,
-                       .per_position = b.kv_bytes_per_token / b.bandwidth, .per_sample = head / b.peak + 4.0 * c.vocab_size / g->host_link };
-    return 0;
-}
-
-/* A step computing n ids, `pairs` query-key pairs of prefill attention,
- * decodes reading `positions` cached tokens, `sampled` sequences sampled. */
-static double t_step(const step_model *m, double n, double pairs, double positions, double sampled) {
-    return fmax(m->weights_s, n * m->per_id) + m->launches_s + pairs * m->per_pair + positions * m->per_position + sampled * m->per_sample;
-}
-/* Query-key pairs of a chunk of ids [from, to) of a prompt: each attends to itself and what precedes it. */
-static double pairs_of(double from, double to) { return (to - from) * from + (to - from) * (to - from + 1) / 2; }
-
 static engine_opts vllm_opts(int kv_tokens) {
     return (engine_opts){ .max_num_batched_tokens = 8192, .max_num_seqs = 256, .kv_tokens = kv_tokens };
 }
@@ -225,7 +188,7 @@ static engine_opts vllm_opts(int kv_tokens) {
 
 enum { A_N = 48, A_P = 512, A_REPLY = 128, A_CAP = 1024, A_POOL = 16384 };
 
-static int part_a(lab *L, const model *md, const step_model *m) {
+static int part_a(lab *L, const model *md, const lab_step *m) {
     spec jobs[A_N];
     for (int i = 0; i < A_N; i++) if (spec_make(&jobs[i], A_P, 0, i, A_REPLY, A_CAP, 0)) return -1;
     int blocks = A_POOL / BS, rc = 0;
@@ -256,8 +219,8 @@ static int part_a(lab *L, const model *md, const step_model *m) {
                 "ids computed - sum(prompt + tokens - 1)", w.name);
         /* waves of R at once: each a prefill of R prompts in budget-sized steps, then reply - 1 decode steps */
         double R = pred_mean, waves = ceil(A_N / R), ctx = A_P + A_REPLY / 2.0,
-               wave = ceil(R * A_P / w.o.max_num_batched_tokens) * t_step(m, w.o.max_num_batched_tokens, R * pairs_of(0, A_P) / ceil(R * A_P / w.o.max_num_batched_tokens), 0, R)
-                    + (A_REPLY - 1) * t_step(m, R, 0, R * ctx, R);
+               wave = ceil(R * A_P / w.o.max_num_batched_tokens) * lab_t_step(m, w.o.max_num_batched_tokens, R * lab_pairs(0, A_P) / ceil(R * A_P / w.o.max_num_batched_tokens), 0, R)
+                    + (A_REPLY - 1) * lab_t_step(m, R, 0, R * ctx, R);
         lab_row(L, "makespan", "s", waves * wave, f.end, "ceil(N / running_mean) waves x (prefill steps + (reply - 1) decode steps): t_step",
                 "the last request's finish (modeled)", w.name);
         lab_row(L, "throughput", "tok/s", A_N * A_REPLY / (waves * wave), f.tokens / f.end, "N x reply / makespan", "tokens / makespan (modeled)", w.name);
@@ -275,9 +238,9 @@ static const int BUDGETS[] = { 512, 2048, 8192, 0 };
 
 /* The chats decoding at once, by Little's law: chat rate x reply x the
  * decode step at that batch (a few rounds to its fixed point). */
-static double chats_decoding(const step_model *m, double rate) {
+static double chats_decoding(const lab_step *m, double rate) {
     double B = 1;
-    for (int i = 0; i < 20; i++) B = rate * B_REPLY * t_step(m, B, 0, B * (B_P + B_REPLY / 2.0), B);
+    for (int i = 0; i < 20; i++) B = rate * B_REPLY * lab_t_step(m, B, 0, B * (B_P + B_REPLY / 2.0), B);
     return B;
 }
 
@@ -288,7 +251,7 @@ static double exposed(double q, double s, double base, double extra) {
     return base + extra * fmax(0, (q - (1 - s)) / s);
 }
 
-static int part_b(lab *L, const model *md, const step_model *m) {
+static int part_b(lab *L, const model *md, const lab_step *m) {
     spec jobs[B_N];
     double t = 0;
     rng = 0x9e3779b97f4a7c15u;
@@ -298,7 +261,7 @@ static int part_b(lab *L, const model *md, const step_model *m) {
         if (spec_make(&jobs[i], lng ? B_LONG : B_P, 0, i, lng ? B_LONG_REPLY : B_REPLY, lng ? B_LONG_REPLY : B_REPLY, t)) return -1;
     }
     double span = t, n_long = B_N / B_EVERY, chat_rate = (B_N - n_long) / span, B = chats_decoding(m, chat_rate),
-           t_dec = t_step(m, B, 0, B * (B_P + B_REPLY / 2.0), B), t_own = t_step(m, B_P + B, pairs_of(0, B_P), B * (B_P + B_REPLY / 2.0), B + 1);
+           t_dec = lab_t_step(m, B, 0, B * (B_P + B_REPLY / 2.0), B), t_own = lab_t_step(m, B_P + B, lab_pairs(0, B_P), B * (B_P + B_REPLY / 2.0), B + 1);
     int rc = 0;
     for (size_t k = 0; k < sizeof BUDGETS / sizeof *BUDGETS && !rc; k++) {
         char name[64];
@@ -317,7 +280,7 @@ static int part_b(lab *L, const model *md, const step_model *m) {
         double t_long = 0, stall = 0;
         for (int from = 0; from < B_LONG; from += chunk, steps++) {
             int to = from + chunk < B_LONG ? from + chunk : B_LONG;
-            double ts = t_step(m, to - from + B, pairs_of(from, to), B * (B_P + B_REPLY / 2.0), B + (to == B_LONG));
+            double ts = lab_t_step(m, to - from + B, lab_pairs(from, to), B * (B_P + B_REPLY / 2.0), B + (to == B_LONG));
             t_long += ts;
             stall = fmax(stall, ts);
         }
@@ -349,7 +312,7 @@ static int part_b(lab *L, const model *md, const step_model *m) {
 enum { C_N = 16, C_SYSTEM = 1000, C_USER = 200, C_REPLY = 32 };
 static const double C_RATE = 2;
 
-static int part_c(lab *L, const model *md, const step_model *m) {
+static int part_c(lab *L, const model *md, const lab_step *m) {
     spec jobs[C_N];
     double t = 0;
     rng = 0x2545f4914f6cdd1du;
@@ -367,7 +330,7 @@ static int part_c(lab *L, const model *md, const step_model *m) {
         lab_row(L, "hit_rate", "", on ? (double)(C_N - 1) * hit / (C_N * P) : 0, res.s.prefix_queries ? (double)res.s.prefix_hits / res.s.prefix_queries : 0,
                 on ? "(N - 1) x 16 floor(system / 16) / (N x prompt): all but the first find the system prompt's whole blocks" : "off: nothing looked up",
                 "prefix_cache_hits / prefix_cache_queries, in tokens", w.name);
-        lab_row(L, "ttft_p50", "s", t_step(m, P - from, pairs_of(from, P), 0, 1), f.ttft[0],
+        lab_row(L, "ttft_p50", "s", lab_t_step(m, P - from, lab_pairs(from, P), 0, 1), f.ttft[0],
                 on ? "t_step of the prompt less its cached blocks (attending to them)" : "t_step of the whole prompt", "TTFT, median (modeled)", w.name);
         result_free(&res);
     }
@@ -388,13 +351,13 @@ static const double D_WINDOW = 2, SLO_TTFT = 0.45, SLO_TPOT = 0.040, RATES[] = {
  * (the weights' read or the ids' compute binding); a: a request's
  * attention, KV reads and samples, w_c its ids' compute. INFINITY past
  * saturation. */
-static double steady_step(const step_model *m, double r) {
-    double a = pairs_of(0, D_P) * m->per_pair + D_REPLY * (D_P + D_REPLY / 2.0) * m->per_position + D_REPLY * m->per_sample,
+static double steady_step(const lab_step *m, double r) {
+    double a = lab_pairs(0, D_P) * m->per_pair + D_REPLY * (D_P + D_REPLY / 2.0) * m->per_position + D_REPLY * m->per_sample,
            wc = (D_P + D_REPLY) * m->per_id, mem = 1 - r * a, cmp = 1 - r * (wc + a);
     return mem <= 0 || cmp <= 0 ? INFINITY : fmax((m->weights_s + m->launches_s) / mem, m->launches_s / cmp);
 }
 
-static int part_d(lab *L, const model *md, const step_model *m) {
+static int part_d(lab *L, const model *md, const lab_step *m) {
     int rc = 0;
     double lo = 0, hi = 1000, best = 0;
     for (int i = 0; i < 60; i++) { double mid = (lo + hi) / 2; if (steady_step(m, mid) <= SLO_TPOT) lo = mid; else hi = mid; }
@@ -474,9 +437,9 @@ int lab9(lab *L) {
     if (sample(L) || stack_device(&L->st, H100, err, sizeof err)) return -1;
     L->gpu = rt_device_now()->prof;
     int rc = model_load_analytic(&md, LLAMA3_8B, "bf16", "bf16", err, sizeof err) ? stack_fail("%s", err) : 0;
-    step_model m;
+    lab_step m;
     if (!rc) {
-        rc = step_model_of(L, &m) || part_a(L, &md, &m) || part_b(L, &md, &m) || part_c(L, &md, &m) || part_d(L, &md, &m);
+        rc = lab_step_model(LLAMA3_8B, &L->gpu, &m) || part_a(L, &md, &m) || part_b(L, &md, &m) || part_c(L, &md, &m) || part_d(L, &md, &m);
         model_free(&md);
     }
     stack_close(&L->st, err, sizeof err);

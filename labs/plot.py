@@ -31,6 +31,8 @@ def series(doc, key):
 
 def clock(device, what):
     """The clock of a step-like time (what='step') or a device time on device."""
+    if what == "real":   # a real GPU's own timestamps (lab 10: vLLM's)
+        return "measured on the real GPU"
     if device.startswith("cpu"):
         return "measured"
     return "modeled" if what == "device" else "mixed"
@@ -162,7 +164,47 @@ def roofline(doc, chart, ax):
     ax.plot(grid, [roof(r0, i) for i in grid], "k-", label=label(pred, [r0], ""))
 
 
-KINDS = {"lines": lines, "bars": bars, "roofline": roofline}
+def replayed(doc, chart, s):
+    """Series s's value of each request of the chart's run (labN.json's runs): its TTFT or TPOT, real
+    (the engine's own timestamps) or modeled, s from its arrival."""
+    run = next(r for r in doc["runs"] if r["name"] == chart["run"])
+    pre = "real_" if s["col"] == "real" else ""
+    if s["v"] == "ttft":
+        return [q[pre + "first_s"] for q in run["requests"]]
+    return [(q[pre + "last_s"] - q[pre + "first_s"]) / (q["output_toks"] - 1) for q in run["requests"] if q["output_toks"] > 1]
+
+
+def replay_style(s, i):
+    return {"linestyle": "-" if s["col"] == "real" else "--", "color": f"C{i // 2}"}
+
+
+def replay_label(s):
+    return f"{s['label']} ({'measured on the real GPU' if s['col'] == 'real' else 'modeled'})"
+
+
+def cdf(doc, chart, ax):
+    """The share of requests at or below each value, real against modeled."""
+    for i, s in enumerate(chart["series"]):
+        v = sorted(replayed(doc, chart, s))
+        ax.step(v, [(k + 1) / len(v) for k in range(len(v))], where="post", label=replay_label(s), **replay_style(s, i))
+
+
+def inflight(doc, chart, ax):
+    """Over the run, the requests arrived and not finished (in the engine) or not yet given their first
+    token (waiting), real against modeled: a count that steps at each arrival, first and last token."""
+    run = next(r for r in doc["runs"] if r["name"] == chart["run"])
+    for i, s in enumerate(chart["series"]):
+        pre = "real_" if s["col"] == "real" else ""
+        end = pre + ("last_s" if s["v"] == "in_engine" else "first_s")
+        ev = sorted([(q["arrival_s"], 1) for q in run["requests"]] + [(q["arrival_s"] + q[end], -1) for q in run["requests"]])
+        t, n = [0.0], [0]
+        for x, d in ev:
+            t.append(x)
+            n.append(n[-1] + d)
+        ax.step(t, n, where="post", label=replay_label(s), **replay_style(s, i))
+
+
+KINDS = {"lines": lines, "bars": bars, "roofline": roofline, "cdf": cdf, "inflight": inflight}
 
 
 def described(doc, panels):
@@ -185,8 +227,7 @@ def panels_of(doc):
     """(chart, the fields its rows must equal): one a chart, or one per value of its each field."""
     out = []
     for chart in doc["charts"]:
-        q = chart["series"][0].get("q", chart.get("y"))
-        vals = series({"rows": rows(doc, q)}, chart["each"]) if "each" in chart else [None]
+        vals = series({"rows": rows(doc, chart["series"][0].get("q", chart.get("y")))}, chart["each"]) if "each" in chart else [None]
         out += [(chart, {chart["each"]: v} if v is not None else {}) for v in vals]
     return out
 

@@ -131,7 +131,7 @@ static double metric(const replay_request *q, int m, int which) {
     return q->output > 1 ? 1e3 * (last - first) / (q->output - 1) : NAN;
 }
 
-static void stats(replay *r) {
+void replay_stats(replay *r) {
     double *v = malloc(r->n * sizeof *v);
     for (int m = 0; v && m < REPLAY_METRICS; m++)
         for (int w = 0; w < 2; w++) {
@@ -171,7 +171,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
         if (!(prompts[i] = malloc(q->input * sizeof(int)))) { rc = stack_fail("replay: out of memory"); break; }
         for (int k = 0; k < q->input; k++) prompts[i][k] = 20000 + (int)((i * 7919u + k * 104729u) % 100000u);
         rq[i] = (request){ .id = i + 1, .prompt = prompts[i], .n_prompt = q->input, .max_tokens = q->output,
-                           .forced = reply, .n_forced = q->output };
+                           .forced = reply, .n_forced = q->output, .unsampled = 1 };
         a[i] = (arrival){ .r = &rq[i], .t_arrive = q->queued - r->req[0].queued, .t_token = times + at };
         at += q->output;
     }
@@ -181,9 +181,9 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     int opened = !rc && !stack_device(&st, device, err, sizeof err), loaded = 0;
     rt_gpus(1);
     if (!rc && !opened) rc = -1;
-    if (!rc && db) {   /* layers 6 and 5 in full; 4-1 muted (500 kernels a step: 600 MB a run) */
+    if (!rc && db) {   /* layers 6 and 5 in full; 4-1 muted (500 kernels a step: 600 MB a run) but in the sampled steps */
         char cmd[600];
-        snprintf(cmd, sizeof cmd, "hipath replay %s %s x %d", config, device, r->tp);
+        snprintf(cmd, sizeof cmd, "hipath replay %s %s x %d --kernel-sample %d", config, device, r->tp, r->kernel_sample);
         if (stack_make_parent(db) || stack_trace(&st, db, NULL, cmd, config, err, sizeof err)) rc = -1;
         trace_mute(1u << L_GPU | 1u << L_RUNTIME | 1u << L_KERNELS | 1u << L_OPS);
     }
@@ -192,7 +192,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     if (!rc) {
         engine e;
         if (!(rc = engine_init(&e, &md, &r->o, err, sizeof err))) {
-            rc = arrivals_run(&e, a, r->n, &s, err, sizeof err);
+            rc = arrivals_run(&e, a, r->n, db ? r->kernel_sample : 0, &s, err, sizeof err);
             engine_free(&e);
         }
     }
@@ -214,7 +214,7 @@ int replay_run(replay *r, const char *config, const char *profile, const char *d
     r->wall_s = trace_host_seconds() - t0;
     for (int i = 0; i < r->n; i++) free(prompts[i]);
     free(prompts); free(rq); free(a); free(times); free(reply);
-    if (!rc) stats(r);
+    if (!rc) replay_stats(r);
     return rc;
 }
 

@@ -32,6 +32,7 @@ typedef struct {
     engine_opts o;                       /* as run */
     int tp, kv_blocks;                   /* GPUs; the KV pool in blocks (kv_derived: from the memory left) */
     int kv_derived;
+    int kernel_sample;                   /* traced: layers 4-1 in every Nth step only (0: in none) */
     double weights_gib, workspace_gib;   /* a GPU's, as the pool was derived */
     double stat[REPLAY_METRICS][2][REPLAY_STATS];   /* [metric][0 real, 1 modeled][stat], ms */
     double wall_s;                       /* the replay's host time (measured) */
@@ -55,10 +56,15 @@ int replay_kv_blocks(replay *r, const char *config, const char *profile, const c
 
 /* Run r's requests through the engine (r->o; r->kv_blocks) on
  * analytic:profile over r->tp GPUs, fill the modeled times and r->stat;
- * with db, traced into it: layers 6 and 5 in full, 4-1 left out (their
- * 500 kernels a step would take 600 MB for 300 requests). 0, or non-zero
- * (the reason printed). */
+ * with db, traced into it: layers 6 and 5 in full, 4-1 in the steps
+ * numbered a multiple of r->kernel_sample, or in none (their 500 kernels
+ * a step would take 600 MB for 300 requests). 0, or non-zero (the reason
+ * printed). */
 int replay_run(replay *r, const char *config, const char *profile, const char *dtype, const char *db);
+
+/* r->stat from the requests' times: the real ones, and the modeled ones
+ * as replay_run left them (0 before it ran). */
+void replay_stats(replay *r);
 
 /* The p-th percentile of v[0..n) as numpy.percentile's default (linear
  * between the closest ranks); sorts v. */

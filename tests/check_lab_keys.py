@@ -38,7 +38,7 @@ import json
 import re
 import sys
 
-HEADING = re.compile(r"^## .*`hipath lab (\d)`.*(prints|打印)")
+HEADING = re.compile(r"^## .*`hipath lab (\d+)`.*(prints|打印)")
 NUMBER = re.compile(r"^-?[\d,]*\.?\d+(e[-+]?\d+)?$")
 FIG = r"(-?[\d.]+(?:e[-+]?\d+)?)"
 RANGE = re.compile(rf"^{FIG}\s*(?:–|\.\.)\s*{FIG}(?:\s*[x×]\s*(\w+))?$")
@@ -138,8 +138,8 @@ def marks(lines):
 def prose(out, docs):
     """Every tied figure of the sheets and keys against the run; (fails, checked, reports)."""
     fails, checked, reports = [], 0, []
-    for path in sorted(glob.glob("labs/lab[1-9]-*.md") + glob.glob("labs/answers/lab[1-9]-*.md")):
-        lab = int(re.search(r"lab(\d)-", path).group(1))
+    for path in sorted(glob.glob("labs/lab[1-9]*-*.md") + glob.glob("labs/answers/lab[1-9]*-*.md")):
+        lab = int(re.search(r"lab(\d+)-", path).group(1))
         seen = []
         for i, fig, cells in marks(open(path, encoding="utf-8")):
             where = f"{path}:{i}"

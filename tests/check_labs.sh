@@ -1,11 +1,12 @@
 #!/bin/sh
-# `hipath lab 1..9` end to end on the default model on the simulated GPU:
+# `hipath lab 1..10` end to end on the default model on the simulated GPU:
 # each exits 0 and writes its CSV/JSON with the sheet's columns and at least
 # one row carrying both a prediction and a measurement, prints the same JSON
 # with --json, draws its chart where matplotlib is (and says in one line,
 # exit 0, where it is not), prints its 'done' line after the table and
 # leaves its database as one file; lab 1's counts against the config read
-# here; lab 9's figures recomputed from its requests (tests/check_lab9.py);
+# here; lab 9's figures recomputed from its requests (tests/check_lab9.py), lab
+# 10's from the recorded vLLM run (tests/check_lab10.py);
 # every figure the answer keys quote against this run (tests/check_lab_keys.py); each labs/sql/ query, and each SQL block of the
 # sheets, run by hand in the sqlite3 shell; lab 7's by-hand 2x profile made
 # without lab 7; lab 8's JSON the same twice. `run --analytic`: the 14B
@@ -24,7 +25,7 @@ command -v sqlite3 >/dev/null || { echo "skip: sqlite3 missing"; exit 77; }
 rm -rf "$OUT"; mkdir -p "$OUT" || exit 1
 fail=0
 
-for n in 1 2 3 4 5 6 7 8 9; do
+for n in 1 2 3 4 5 6 7 8 9 10; do
   "$HIPATH" lab $n --json --device sim:w7900 --model $MODEL --out $OUT/lab$n > $OUT/lab$n.stdout.json 2> $OUT/lab$n.err ||
     { echo "FAIL lab $n: exit $?: $(grep hipath: $OUT/lab$n.err | head -n 1)"; fail=1; }
   cmp -s $OUT/lab$n.stdout.json $OUT/lab$n/lab$n.json || { echo "FAIL lab $n --json: stdout is not lab$n.json"; fail=1; }
@@ -40,7 +41,7 @@ rm -rf $OUT/lab8-again   # its trace is the first's: 0.2 GB more on disk
 # The charts, where some python3 has matplotlib (the lab's own rule); without
 # it (an import that fails, through PYTHONPATH) one line, exit 0, the numbers written.
 if python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-  for n in 1 2 3 4 5 6 7 8 9; do
+  for n in 1 2 3 4 5 6 7 8 9 10; do
     [ -s $OUT/lab$n/lab$n.png ] && [ -s $OUT/lab$n/lab$n.svg ] || { echo "FAIL lab $n: no chart: $(tail -n 3 $OUT/lab$n.err)"; fail=1; }
   done
 else
@@ -62,7 +63,7 @@ import csv, json, sys
 out, model = sys.argv[1], sys.argv[2]
 cols = "lab,run_id,model,device,dtype,kv_dtype,batch,prompt_len,context,quantity,unit,predicted,measured,ratio,predicted_from,measured_from,reading".split(",")
 bad = 0
-for n in range(1, 10):
+for n in range(1, 11):
     try:
         rows = list(csv.DictReader(open(f"{out}/lab{n}/lab{n}.csv")))
         j = json.load(open(f"{out}/lab{n}/lab{n}.json"))
@@ -97,11 +98,14 @@ python3 tests/check_lab_keys.py "$OUT" || fail=1
 # Lab 9's percentiles, hit rate, goodput and recompute from its requests' own
 # times, and its predictions from the config and the profile, recomputed in Python.
 python3 tests/check_lab9.py $OUT/lab9/lab9.json || fail=1
+# Lab 10's bound, queues and pool by hand from the recorded vLLM run, its
+# replays' figures from their requests (tests/check_lab10.py).
+python3 tests/check_lab10.py $OUT/lab10/lab10.json || fail=1
 
 # Each SQL block of the sheets (en, zh), as a student would paste it, on its
 # lab's trace with :run 1 and :req 2: no error, and some rows.
-for f in labs/lab[1-9]-*.md; do
-  n=$(basename "$f" | cut -c4)
+for f in labs/lab[1-9]*-*.md; do
+  n=$(basename "$f" | sed 's/^lab\([0-9]*\)-.*/\1/')
   got=$(awk '/^```sql/{f=1;next} /^```/{f=0} f' "$f" | { echo ".param set :run 1"; echo ".param set :req 2"; cat; } |
         sqlite3 -bail $OUT/lab$n/lab$n.db 2>&1)
   case "$got" in

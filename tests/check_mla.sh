@@ -4,7 +4,8 @@
 # the KV bytes a token are the latent's, layers x (kv_lora_rank +
 # qk_rope_head_dim) x dtype bytes (DeepSeek-V3 at bf16: 61 x 576 x 2 =
 # 70,272), not 2 x heads x head_dim; the attention's FLOPs and bytes; what
-# the analytic engine allocates and traces. Then refusals in one line.
+# the analytic engine allocates and traces; over --tp the latent whole on
+# every GPU, the heads split. Then refusals in one line.
 # (The numbers MLA computes are checked in check_reference.sh.)
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
@@ -20,13 +21,16 @@ for kv in bf16 int8; do
     > "$OUT/bounds-$kv.json" 2> "$OUT/bounds-$kv.err" || { echo "FAIL bounds --kv-dtype $kv: $(head -n 1 "$OUT/bounds-$kv.err")"; fail=1; }
 done
 "$HIPATH" bounds --config $V3 --device h100 --prompt-len 512 > "$OUT/bounds.txt" 2>/dev/null || fail=1
-# Every layer dense (first_k_dense_replace = layers), so the engine runs it
-# analytic: the MoE layers are not in this build.
+# Every layer dense (first_k_dense_replace = layers): the figures below are
+# MLA's alone, with no experts among them (check_moe runs the whole model).
 python3 -c "import json, sys; c = json.load(open('$V3')); c['first_k_dense_replace'] = c['num_hidden_layers']; json.dump(c, sys.stdout)" \
   > "$OUT/v3-dense.json"
+"$HIPATH" bounds --json --config "$OUT/v3-dense.json" --device h100 --prompt-len 512 --tp 8 > "$OUT/bounds-tp8.json" 2>/dev/null || fail=1
 "$HIPATH" run --analytic --config "$OUT/v3-dense.json" --device mi300x --max-tokens 3 --trace-db "$OUT/trace.db" \
   --perfetto "$OUT/trace.pftrace" "Hi" > "$OUT/run.out" 2> "$OUT/run.err" ||
   { echo "FAIL analytic run: $(tail -n 1 "$OUT/run.err")"; fail=1; }
+"$HIPATH" run --analytic --config "$OUT/v3-dense.json" --device mi300x --tp 2 --max-tokens 2 --trace-db "$OUT/tp2.db" \
+  --perfetto "$OUT/tp2.pftrace" "Hi" > "$OUT/tp2.out" 2> "$OUT/tp2.err" || { echo "FAIL analytic --tp 2: $(tail -n 1 "$OUT/tp2.err")"; fail=1; }
 [ $fail -eq 0 ] || exit 1
 
 python3 - "$OUT" "$V3" <<'PY' || fail=1
@@ -92,6 +96,23 @@ a = args(db.execute("SELECT id FROM slices WHERE layer = 4 AND name = 'mla_kv_ap
 check(a["kv_bytes_per_token_layer"] == (r + dr) * 4 and a["kv_lora_rank"] == r, f"mla_kv_append stores {(r + dr) * 4} B a token a layer")
 kernels = {k for (k,) in db.execute("SELECT DISTINCT name FROM slices WHERE layer = 1 AND name LIKE 'mla%'")}
 check(kernels == {"mla_absorb", "mla_kv_append", "mla_prefill", "mla_decode", "mla_up_v"}, f"the GPU ran {sorted(kernels)}")
+
+# Over GPUs (vLLM's split): the heads divide, the latent cache and its
+# projections (q_a, kv_a) are whole on every GPU.
+N, b = 8, 2
+p = json.load(open(f"{out}/bounds-tp8.json"))["parallel"]
+check(p["kv_bytes_per_token_per_gpu"] == L * (r + dr) * b, f"tp 8: every GPU holds the whole latent, {L * (r + dr) * b} B a token")
+V, f_ = c["vocab_size"], c["intermediate_size"]
+per_layer = d * qr + d * (r + dr) + (qr * H * (dn + dr) + r * H * (dn + dv) + H * dv * d + 3 * d * f_) / N + 2 * d + qr + r
+w = (L * per_layer + 2 * V * d / N + d) * b
+check(near(p["per_gpu"]["weights_bytes"], w, 1e-9), f"tp 8: a GPU's weights {w / 1e9:.3f} GB (q_a, kv_a whole; q_b, kv_b, o, MLP 1/8)")
+db = sqlite3.connect(f"{out}/tp2.db")
+rows = [json.loads(a) for (a,) in db.execute("SELECT args FROM slices WHERE layer = 1 AND name = 'mla_decode' AND args IS NOT NULL")]
+rows = [a for a in rows if "bytes" in a]
+ops = [json.loads(a) for (a,) in db.execute("SELECT args FROM slices WHERE layer = 4 AND name = 'mla_attention'")]
+keys = [a["keys"] for a in ops if a["tokens"] == 1]
+want = 4 * keys[0] * (r + dr) + 4 * H / 2 * (2 * r + dr)
+check(rows and all(a["bytes"] == want for a in rows[:2 * L]), f"tp 2: each GPU's mla_decode reads all {keys[0]} latent rows and its 64 heads' q and o: {want:.0f} B")
 sys.exit(bad)
 PY
 
@@ -103,7 +124,7 @@ refuse() { # refuse WORD CMD ARGS...: exit 1, one line on stderr containing WORD
     echo "FAIL refuse '$word': exit $rc: $(cat "$OUT/refuse.err")"; fail=1
   else echo "ok   refused: $(cat "$OUT/refuse.err")"; fi
 }
-refuse "splitting MLA" bounds --config $V3 --device h100 --tp 2
+refuse "divide the 128 attention heads" bounds --config $V3 --device h100 --tp 3
 refuse "does not fit" run --analytic --config $V3 --device mi300x --max-tokens 1 --trace-db "$OUT/r.db" --perfetto "$OUT/r.pftrace" Hi
 python3 -c "import json, sys; c = json.load(open('$OUT/v3-dense.json')); c['qk_rope_head_dim'] = 63; json.dump(c, sys.stdout)" > "$OUT/odd.json"
 refuse "roped head dim 63 is odd" bounds --config "$OUT/odd.json" --device h100

@@ -15,8 +15,11 @@ import json
 import math
 import sys
 
+import sqlite3
+
 from tally import check, close, done
 from step_model import pairs_of, step_model, t_step
+from replay_by_hand import kernel_s, schedule
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
 out = sys.argv[1]
@@ -72,4 +75,49 @@ for what, got, hand in (("TTFT", one["ttft_ms"], 1e3 * ttft), ("latency", one["l
 # token): in the excerpt its TTFT is the lone run's, to the nanosecond.
 check(close(doc["per_request"][0]["modeled"]["ttft_ms"], one["ttft_ms"], 1e-9), "request 0's TTFT in the excerpt is its lone TTFT")
 print(f"lone request: TTFT {one['ttft_ms']:.2f} ms (by hand {1e3 * ttft:.2f}), latency {one['latency_ms']:.1f} ms (by hand {1e3 * latency:.1f})")
+
+# The excerpt's steps by hand (tests/replay_by_hand.py), against its trace
+# (--kernel-sample 100): every step's requests and chunks from the arrivals
+# and meta.json's settings, the clock advanced by each step's device_ns;
+# each request's first and last token from that clock, against the replay's.
+db = sqlite3.connect(f"{out}/excerpt.db")
+steps = db.execute("SELECT step, json_extract(args, '$.device_ns'), json_extract(args, '$.chunks'), json_extract(args, '$.requests'), "
+                   "json_extract(args, '$.tokens') FROM slices WHERE name = 'step' ORDER BY step").fetchall()
+check([s[0] for s in steps] == list(range(len(steps))), "the steps numbered 0, 1, ...")
+reqs = [(q["queued_ts"] - lines[0]["queued_ts"], q["input_toks"], q["output_toks"]) for q in lines]
+walk = schedule(reqs, e["max_num_batched_tokens"], e["max_num_seqs"], lambda k: steps[k][1] * 1e-9)
+same = 0
+for (k, _, got_chunks, got_reqs, _), (chunks, decoding, _) in zip(steps, walk):   # steps first: zip stops on them
+    want = [{"req": i + 1, "from": a, "to": b, "of": reqs[i][1]} for i, a, b in chunks]
+    ok = json.loads(got_chunks) == want and sorted(json.loads(got_reqs)) == sorted(i + 1 for i in decoding + [c[0] for c in chunks])
+    check(ok, f"step {k}: the trace's chunks {got_chunks} and requests {got_reqs}, by hand {want} and decodes {decoding}")
+    same += ok
+first, last = next(walk)
+traced = json.load(open(f"{out}/traced.json"))["per_request"]
+for i, q in enumerate(traced):
+    check(close(q["modeled"]["ttft_ms"], 1e3 * (first[i] - reqs[i][0]), 1e-9) and close(q["modeled"]["latency_ms"], 1e3 * (last[i] - reqs[i][0]), 1e-9),
+          f"request {i}: TTFT and latency by hand {1e3 * (first[i] - reqs[i][0])}, {1e3 * (last[i] - reqs[i][0])}, replayed {q['modeled']}")
+# The sampled steps' device time by hand: each kernel and copy from its
+# grid, FLOPs and bytes and the profile (sim.h's formula), each GEMM's FLOPs
+# and bytes from the config (bf16 weights, f32 activations); the step's
+# device_ns their sum (each slice rounded to the ns).
+d, f, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+hd = cfg.get("head_dim") or d // cfg["num_attention_heads"]
+qd, kvd = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
+SHAPE = dict(q_proj=(d, qd), k_proj=(d, kvd), v_proj=(d, kvd), o_proj=(qd, d), gate_proj=(d, f), up_proj=(d, f), down_proj=(f, d), lm_head=(d, V))
+for k in range(0, len(steps), 100):
+    ids = steps[k][4]
+    sampled = len(json.loads(steps[k][3])) - sum(c["to"] < c["of"] for c in json.loads(steps[k][2]))
+    kernels = [(name, dur, json.loads(a)) for name, dur, a in
+               db.execute("SELECT name, dur_ns, args FROM slices WHERE layer = 1 AND step = ? AND kind = 'slice' AND track <= 1", (k,))]
+    hand = [kernel_s(gpu, name, a.get("class", ""), a) * 1e9 for name, _, a in kernels]
+    check(kernels and all(abs(h - dur) <= 1 for h, (_, dur, _) in zip(hand, kernels)), f"step {k}: each of its {len(kernels)} kernels and copies by sim.h's formula")
+    check(abs(sum(hand) - steps[k][1]) <= len(kernels), f"step {k}: device_ns {steps[k][1]} against {sum(hand):.0f} by hand")
+    gemms = [(a["op"], a) for name, _, a in kernels if name == "gemm"]
+    for op, a in gemms:
+        i, o = SHAPE[op]
+        m = sampled if op == "lm_head" else ids
+        check(a["flops"] == 2 * m * i * o and a["bytes"] == 2 * i * o + 4 * m * (i + o), f"step {k} {op}: FLOPs and bytes from the config")
+    check(len(gemms) == 7 * cfg["num_hidden_layers"] + (sampled > 0), f"step {k}: 7 GEMMs a layer and the LM head when it samples: {len(gemms)}")
+print(f"the excerpt by hand: {same} of {len(steps)} steps composed alike; steps {list(range(0, len(steps), 100))} timed kernel by kernel")
 done()

@@ -7,7 +7,10 @@
 # input (a line not JSON, a missing field, timestamps out of order, an
 # unknown flag, a block size hipath has not) refused in one line naming it;
 # the chart script's SVG well-formed; --trace gives the same figures and
-# a layer-6 step slice per step.
+# a layer-6 step slice per step, --kernel-sample 100 the kernels of every
+# 100th step; the excerpt's every step by hand (check_replay.py: which
+# requests, which chunks, each step's device time from the sampled steps'
+# kernels, each request's first and last token).
 cd "$(dirname "$0")/.." || exit 1
 HIPATH=${HIPATH:-build/hipath}
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
@@ -18,7 +21,7 @@ ARGS="--config tests/data/llama-3.1-8b.config.json --device rtx-pro-6000-server 
 head -n 20 $RUN/requests.jsonl > "$OUT/excerpt.jsonl"
 head -n 1 $RUN/requests.jsonl > "$OUT/one.jsonl"
 "$HIPATH" replay "$OUT/excerpt.jsonl" $ARGS > "$OUT/excerpt.json" 2> "$OUT/err" || { echo "FAIL: replay of 20: exit $?: $(cat "$OUT/err")"; exit 1; }
-"$HIPATH" replay "$OUT/excerpt.jsonl" $ARGS --trace "$OUT/excerpt.db" > "$OUT/traced.json" 2> "$OUT/err" || { echo "FAIL: traced replay of 20: exit $?: $(cat "$OUT/err")"; exit 1; }
+"$HIPATH" replay "$OUT/excerpt.jsonl" $ARGS --trace "$OUT/excerpt.db" --kernel-sample 100 > "$OUT/traced.json" 2> "$OUT/err" || { echo "FAIL: traced replay of 20: exit $?: $(cat "$OUT/err")"; exit 1; }
 "$HIPATH" replay "$OUT/one.jsonl" $ARGS > "$OUT/one.json" 2> "$OUT/err" || { echo "FAIL: replay of 1: exit $?: $(cat "$OUT/err")"; exit 1; }
 python3 tests/check_replay.py "$OUT" > "$OUT/py" 2>&1
 PY=$?
@@ -27,16 +30,22 @@ set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$OUT/py")
 pass=${1:-0} fail=${2:-1}
 [ $PY -eq 0 ] || [ "$fail" -gt 0 ] || fail=1
 
-# traced: the same figures; a step slice per step, an admission per request, nothing below layer 5
+# traced, --kernel-sample 100: the same figures; a step slice per step, an admission per
+# request; layers 4-1 only in steps 0, 100, 200, ... (and between steps), each marked
+# kernel_detail and holding its kernels
 python3 - "$OUT" <<'PY' && pass=$((pass + 1)) || fail=$((fail + 1))
 import json, sqlite3, sys
 out = sys.argv[1]
 a, b = json.load(open(f"{out}/excerpt.json")), json.load(open(f"{out}/traced.json"))
 db = sqlite3.connect(f"{out}/excerpt.db")
 n = dict(db.execute("SELECT name, count(*) FROM slices WHERE layer = 6 GROUP BY name").fetchall())
-low = db.execute("SELECT count(*) FROM slices WHERE layer < 5").fetchone()[0]
-ok = a["metrics"] == b["metrics"] and n.get("step") == a["engine"]["steps"] and n.get("admit") == 20 and low == 0
-ok or print(f"FAIL: traced replay: same figures {a['metrics'] == b['metrics']}, steps {n.get('step')} of {a['engine']['steps']}, admits {n.get('admit')}, {low} slices below layer 5")
+low = {s for (s,) in db.execute("SELECT DISTINCT step FROM slices WHERE layer < 5 AND step IS NOT NULL")}
+marked = {s for (s,) in db.execute("SELECT step FROM slices WHERE name = 'kernel_detail'")}
+with_kernels = {s for (s,) in db.execute("SELECT DISTINCT step FROM slices WHERE layer = 1 AND name = 'gemm'")}
+want = set(range(0, a["engine"]["steps"], 100))
+ok = a["metrics"] == b["metrics"] and n.get("step") == a["engine"]["steps"] and n.get("admit") == 20 and low == marked == with_kernels == want
+ok or print(f"FAIL: traced replay: same figures {a['metrics'] == b['metrics']}, steps {n.get('step')} of {a['engine']['steps']}, admits {n.get('admit')}, "
+            f"steps below layer 5 {sorted(low)}, marked {sorted(marked)}, with kernels {sorted(with_kernels)}, want {sorted(want)}")
 sys.exit(not ok)
 PY
 
@@ -65,5 +74,7 @@ refused "an unknown flag" "unknown or incomplete option '--speculate'" "$OUT/one
 refused "a block size of 32" "block-size" "$OUT/one.jsonl" $ARGS --block-size 32
 refused "no config" "--config and --device" "$OUT/one.jsonl" --device rtx-pro-6000-server
 refused "no such file" "cannot open" "$OUT/none.jsonl" $ARGS
+refused "a kernel sample without a trace" "give --trace" "$OUT/one.jsonl" $ARGS --kernel-sample 10
+refused "a kernel sample of 0" "kernel-sample must be" "$OUT/one.jsonl" $ARGS --trace "$OUT/x.db" --kernel-sample 0
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

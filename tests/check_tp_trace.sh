@@ -19,6 +19,8 @@ HIPATH=${HIPATH:-build/hipath}
 [ -x "$HIPATH" ] || { echo "FAIL: $HIPATH is not built (run make)"; exit 1; }
 command -v sqlite3 >/dev/null && command -v protoc >/dev/null || { echo "skip: sqlite3 or protoc missing"; exit 77; }
 tmp=$(mktemp -d) || exit 1
+. tests/server/serve.sh
+OUT=$tmp
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
@@ -176,12 +178,6 @@ PY
 
 # 5. Refusals, one line each.
 python3 -c "import json; p = json.load(open('layers/gpu/profiles/h100.json')); p.pop('interconnect'); json.dump(p, open('$tmp/nolink.json', 'w'))"
-refuse() {   # want-in-message, args...
-  want=$1; shift
-  if "$HIPATH" run --max-tokens 2 "$@" Hi > /dev/null 2> "$tmp/err"; then echo "FAIL: $* was not refused"; fail=1; return; fi
-  if [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "$want" "$tmp/err"; then echo "ok refused: $(cat "$tmp/err")"
-  else echo "FAIL: $* refused with: $(cat "$tmp/err")"; fail=1; fi
-}
 A="--analytic --config tests/data/llama-2-7b.config.json"
 refuse "32 attention heads" $A --device h100 --tp 3
 refuse "at most 4" $A --device w7900 --tp 8

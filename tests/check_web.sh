@@ -5,9 +5,9 @@
 # in web/server/ fails it). tests/web/check.js chats "Hi", follows it to its
 # timeline, hovers a kernel, downloads the .pftrace, draws a lab chart and
 # runs a lab for another profile; here protoc decodes the download and
-# sqlite3 counts what it must hold. tests/web/charts.js: labs 1, 4, 5, 7, 8 and 9's
+# sqlite3 counts what it must hold. tests/web/charts.js: labs 1, 4, 5, 7, 8, 9 and 10's
 # legends cover no data, each draws a predicted series beside its measurements
-# (labs/charts.json), lab 5's log axes have inner ticks. Then tests/web/tp.js: a --tp 2 run's GPU
+# (labs/charts.json), lab 5's log axes have inner ticks, lab 10 draws its replay real beside modeled. Then tests/web/tp.js: a --tp 2 run's GPU
 # rows and journey. Screenshots and page weights: build/check_web/.
 # Skipped (77) without chromium or playwright-core.
 cd "$(dirname "$0")/.." || exit 1
@@ -27,8 +27,8 @@ fail=0
 . tests/server/serve.sh
 
 # The labs the page charts: lab 3's roofline; lab 7's bars (told apart by label); lab 1,
-# which the page runs again on another profile; labs 4, 5, 7, 8 and 9's legends and predictions.
-for n in 1 3 4 5 7 8 9; do
+# which the page runs again on another profile; labs 4, 5, 7, 8, 9 and 10's legends and predictions.
+for n in 1 3 4 5 7 8 9 10; do
   build/hipath lab $n --out $OUT/labs/lab$n >$OUT/lab$n.log 2>&1 || { echo "FAIL: hipath lab $n:"; tail -5 $OUT/lab$n.log; fail=1; }
 done
 

@@ -44,6 +44,46 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     if (!c->split_in) d.grid = cdiv(d.grid, gpus(c));
     return launch_shard(c, kernel, d);
 }
+
+/* Expert parallelism: GPU i runs its experts' tiles over their rows, the
+ * weights of those some row chose read once each; each GPU its own shape,
+ * the slowest setting the group's pace (the hot-expert straggler). */
+static uint64_t launch_experts(const kcost *c, const char *kernel, const tensor *const *W, const moe_groups *g, int N, int K) {
+    int n = c->split, per = g->n_experts / n;
+    sim_kernel k[n];
+    double flops[n], bytes[n];
+    char err[256];
+    const gpu_profile *p = sim_profile();
+    kdims all = geo_moe_gemm(0, N);
+    for (int i = 0; i < n; i++) {
+        double rows = 0, wbytes = 0;
+        int tiles = 0;
+        for (int e = i * per; e < (i + 1) * per; e++) {
+            int r = g->start[e + 1] - g->start[e];
+            if (!r) continue;
+            tiles += cdiv(r, GEMM_TILE);
+            rows += r;
+            wbytes += (double)dtype_row_bytes(W[e]->dt, K) * N;
+        }
+        kdims d = geo_moe_gemm(tiles, N);
+        flops[i] = 2.0 * rows * N * K;
+        bytes[i] = wbytes + 4.0 * rows * (K + N);
+        k[i] = (sim_kernel){ 0 };
+        if (d.grid && sim_model(p, d.grid, d.block, flops[i], bytes[i], gpu_profile_matmul_peak(p, c->dt), &k[i], err, sizeof err)) {
+            fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);
+            abort();
+        }
+        all.grid += d.grid;
+    }
+    uint64_t t = rt_launch_begin(kernel, c->t0);
+    uint64_t end = launch_record(c, kernel, all, 0, t);
+    sim_launch_each(kernel, c->name, c->step, k, flops, bytes, t);
+    double most = 0;
+    for (int i = 0; i < n; i++) most = k[i].total_s > most ? k[i].total_s : most;
+    rt_kernel_done(c->name, most, c->flops, c->bytes);
+    return end;
+}
+
 /* The clock goes back to t, the launch's end: the twin's time is not the GPU's. */
 static uint64_t emulated(uint64_t t) {
     trace_clock_rewind(t);
@@ -146,7 +186,8 @@ static uint64_t moe_matmul(const kcost *c, float *y, const float *x, const tenso
                            int per_token, int N, int K) {
     int tiles = 0;
     for (int e = 0; e < g->n_experts; e++) tiles += cdiv(g->start[e + 1] - g->start[e], GEMM_TILE);
-    uint64_t t = launch(c, "moe_gemm", geo_moe_gemm(tiles, N));
+    uint64_t t = c->split_experts && c->split > 1 ? launch_experts(c, "moe_gemm", W, g, N, K)
+                                                  : launch(c, "moe_gemm", geo_moe_gemm(tiles, N));
     if (twin()) k_moe_matmul(y, x, W, g, per_token, N, K);
     return emulated(t);
 }

@@ -20,16 +20,28 @@ double gpu_ring_bandwidth(const gpu_profile *p, int n) {
     return p->link.link_bw;
 }
 
-gpu_all_reduce gpu_all_reduce_time(const gpu_profile *p, int n, double bytes) {
+gpu_all_reduce gpu_ring_time(const gpu_profile *p, int n, double bytes, int phases) {
     gpu_all_reduce a = { 0, 0, 0 };
     if (n < 2) return a;
-    a.bandwidth_s = 2.0 * (n - 1) / n * bytes / gpu_ring_bandwidth(p, n);
-    a.latency_s = 2.0 * (n - 1) * p->link.latency_s;
+    a.bandwidth_s = (double)phases * (n - 1) / n * bytes / gpu_ring_bandwidth(p, n);
+    a.latency_s = (double)phases * (n - 1) * p->link.latency_s;
     a.total_s = a.bandwidth_s + a.latency_s;
     return a;
 }
 
-double gpu_send_time(const gpu_profile *p, double bytes) {
-    double pair = !strcmp(p->link.topology, "switch") ? p->link.links * p->link.link_bw : p->link.link_bw;
-    return bytes / pair + p->link.latency_s;
+gpu_all_reduce gpu_all_reduce_time(const gpu_profile *p, int n, double bytes) { return gpu_ring_time(p, n, bytes, 2); }
+
+gpu_all_reduce gpu_all_to_all_time(const gpu_profile *p, int n, double bytes) {
+    gpu_all_reduce a = { 0, 0, 0 };
+    if (n < 2) return a;
+    a.bandwidth_s = bytes / gpu_ring_bandwidth(p, n);
+    a.latency_s = (n - 1) * p->link.latency_s;
+    a.total_s = a.bandwidth_s + a.latency_s;
+    return a;
 }
+
+double gpu_pair_bandwidth(const gpu_profile *p) {
+    return !strcmp(p->link.topology, "switch") ? p->link.links * p->link.link_bw : p->link.link_bw;
+}
+
+double gpu_send_time(const gpu_profile *p, double bytes) { return bytes / gpu_pair_bandwidth(p) + p->link.latency_s; }

@@ -16,9 +16,19 @@
  *   mesh    min(links, N-1) links (xGMI: one link per peer; the rings run
  *           over the N-1 links to the group's peers)
  *   host    its one PCIe link, through the host
+ * Its halves are collectives of their own: the reduce-scatter (each GPU
+ * ends with 1/N of the sums) and the all-gather (each GPU's 1/N to all),
+ * each (N-1)/N x bytes / beta_ring + (N-1) x alpha.
  * A pipeline stage hands its activations to the next over one pair of
  * GPUs: bytes / beta_pair + alpha, with beta_pair all the links on a
  * switch, one link on a mesh or the host.
+ * Expert parallelism sends each token to its experts' GPUs and back, an
+ * all-to-all: each GPU sends every peer its share at once, over its links
+ * at beta_ring, in N-1 exchanges (pairwise exchange, Thakur et al. 2005):
+ *   t = bytes / beta_ring  +  (N-1) x alpha
+ * where bytes is the busiest GPU's traffic, the larger of what it sends
+ * and what it receives (with hot experts one GPU receives most of it, and
+ * the others wait for it).
  */
 #ifndef HIPATH_GPU_LINK_H
 #define HIPATH_GPU_LINK_H
@@ -30,10 +40,18 @@
 int    gpu_link_check(const gpu_profile *p, int n, char *err, int errlen);
 /* beta_ring for n GPUs, bytes/s (0 for n = 1: nothing to send). */
 double gpu_ring_bandwidth(const gpu_profile *p, int n);
-/* The ring all-reduce of `bytes` over n GPUs, seconds, and its two terms. */
+/* The ring all-reduce of `bytes` over n GPUs, seconds, and its two terms;
+ * gpu_ring_time: `phases` of its two halves (2: the all-reduce; 1: a
+ * reduce-scatter or an all-gather). */
 typedef struct { double bandwidth_s, latency_s, total_s; } gpu_all_reduce;
 gpu_all_reduce gpu_all_reduce_time(const gpu_profile *p, int n, double bytes);
-/* One point-to-point send of `bytes` between two GPUs, seconds. */
+gpu_all_reduce gpu_ring_time(const gpu_profile *p, int n, double bytes, int phases);
+/* The all-to-all over n GPUs whose busiest GPU sends or receives `bytes`
+ * (the same two terms). */
+gpu_all_reduce gpu_all_to_all_time(const gpu_profile *p, int n, double bytes);
+/* beta_pair, bytes/s, and one point-to-point send of `bytes` between two
+ * GPUs, seconds: bytes / beta_pair + alpha. */
+double gpu_pair_bandwidth(const gpu_profile *p);
 double gpu_send_time(const gpu_profile *p, double bytes);
 
 #endif

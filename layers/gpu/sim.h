@@ -49,11 +49,20 @@ int sim_model(const gpu_profile *p, int workgroups, int block, double flops, dou
 
 /* The simulated device's timeline: one stream per GPU, in order. Times are
  * on the trace timeline; slices are TRACE_MODELED on each GPU's stream
- * track (SIM_STREAM_TRACK(g)) under layer 1. With gpus > 1 (tensor
- * parallelism) the GPUs run the same shard of every kernel in lockstep, so
- * one timeline stands for all of them and each GPU's track gets its slices. */
+ * track (SIM_STREAM_TRACK(g)) under layer 1. The GPUs come in groups of
+ * `gpus` (tensor parallelism) that run the same shard of every kernel in
+ * lockstep, so one timeline stands for the group and each GPU's track
+ * gets its slices; a group is a pipeline stage (`stages`, --pp) of an
+ * engine replica (`replicas`, --dp), each with a timeline of its own.
+ * GPU k of group j is GPU j x gpus + k on the trace. */
 #define SIM_STREAM_TRACK(g) (1 + (g))
-void     sim_open(const gpu_profile *p, int gpus);
+void     sim_open(const gpu_profile *p, int gpus, int stages, int replicas);
+/* Where the calling thread's work goes from now: replica r (an engine's
+ * thread, once), stage s (its forward, as it reaches each stage). */
+void     sim_replica(int r);
+void     sim_stage(int s);
+/* The track of GPU g of the calling thread's group. */
+int      sim_track(int g);
 const gpu_profile *sim_profile(void);    /* NULL when no device is simulated */
 /* Queue kernel (for op), launched at now, at max(now, stream free), on
  * every GPU; k is one GPU's shape. Returns its modeled end. */
@@ -65,16 +74,31 @@ uint64_t sim_launch(const char *kernel, const char *op, int64_t step, const sim_
  * Returns its modeled end. */
 uint64_t sim_copy(enum copy_dir dir, double bytes, int64_t step);
 /* Collectives over the interconnect (link.h), queued on every GPU's stream:
- * the ring all-reduce of `bytes`, and the gather of each GPU's `bytes` to
+ * the ring all-reduce of `bytes` (or one of its halves), and the gather of each GPU's `bytes` to
  * GPU 0 (arrows from every GPU's slice into GPU 0's: the join). `call` is
  * the library call's name. Return their modeled end. */
-uint64_t sim_all_reduce(const char *call, double bytes, int64_t step);
+uint64_t sim_ring(const char *call, double bytes, int phases, int64_t step);   /* phases: gpu_ring_time's */
+/* Expert parallelism: the all-to-all in which GPU g of the group sends
+ * sent[g] bytes and receives received[g] (link.h), and a launch whose
+ * shape differs by GPU (k[g]: its experts' rows), the group waiting for
+ * the slowest. Return their modeled end. */
+uint64_t sim_all_to_all(const char *call, const double *sent, const double *received, int64_t step);
+uint64_t sim_launch_each(const char *kernel, const char *op, int64_t step, const sim_kernel *k, const double *flops,
+                         const double *bytes, uint64_t now);
 uint64_t sim_gather(const char *call, double bytes, int64_t step);
-/* The modeled time the stream has been busy since sim_open: every kernel,
+/* The activations' hand-off from stage `from` to stage `to` of the
+ * calling thread's replica (link.h's send), GPU k to GPU k: it starts when
+ * both groups are free and holds both. Returns its modeled end. */
+uint64_t sim_send(double bytes, int from, int to, int64_t step);
+/* The modeled end of what the calling thread's group has queued (an event
+ * recorded on its streams), and the host waiting for such an end. */
+uint64_t sim_event_record(void);
+void     sim_event_wait(uint64_t t);
+/* The modeled time the streams have been busy since sim_open: every kernel,
  * copy and collective queued, back to back (what a step's gpu_ns sums),
  * whatever the host did between them. */
 uint64_t sim_busy_ns(void);
-/* The host waits for the stream: the timeline jumps to its end. */
+/* The host waits for its replica's streams: the timeline jumps to their end. */
 void     sim_wait(void);
 /* A sweep's lighter trace (on 1): a step's kernels are not each a slice
  * and a CU-occupancy series, but one slice per kernel class (arg `class`),

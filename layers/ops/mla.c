@@ -43,12 +43,15 @@ void op_mla_kv_append(op_plan p, kv_cache *c, const kv_batch *b, int l, const fl
 
 /* Each row scores its sequence's keys 0..its position over rank + rope
  * and sums rank of each; each sequence's latent rows are read once for
- * all heads and rows (MQA's reuse, which is why MLA decodes cheaply). */
+ * all heads and rows (MQA's reuse, which is why MLA decodes cheaply).
+ * Split by heads over GPUs, each GPU still reads every latent row: the
+ * op's bytes, over all of them, count the rows once a GPU. */
 void op_mla_attention(op_plan p, float *o_lat, const float *q_lat, const float *q_pe, const kv_cache *c, const kv_batch *b,
                       int l, mla_dims d) {
     double keys = 0, kv_read = 0, H = d.n_heads;
     for (int t = 0; t < b->T; t++) keys += b->pos[t] + 1.0;
     for (int i = 0; i < b->n_seqs; i++) kv_read += (double)c->elem_bytes * (b->pos[b->row0[i + 1] - 1] + 1) * (d.rank + d.rope);
+    kv_read *= p.n > 1 ? p.n : 1;
     kcost cost = begin(p, "mla_attention", 2.0 * keys * H * (2.0 * d.rank + d.rope),
                        kv_read + 4.0 * b->T * H * (2.0 * d.rank + d.rope));
     end_mla(&cost, backend_now()->mla_attention(&cost, o_lat, q_lat, q_pe, c, b, l, d), b->T, d, 0, "keys", (int)keys);

@@ -6,6 +6,7 @@
  * each), its FLOPs per token routed; and the weighted combine.
  */
 #include "layers/ops/op_cost.h"
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,8 +25,18 @@ static uint64_t splitmix64(uint64_t *s) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-/* One expert of E drawn: uniform. */
-static int moe_draw_dist(uint64_t *s, int E) { return (int)(splitmix64(s) % (uint64_t)E); }
+/* One expert of E drawn: uniform, or Zipf of exponent skew (--expert-skew):
+ * P(e) = (e + 1)^-skew / sum_i (i + 1)^-skew. */
+static double skew;
+void op_moe_skew(double s) { skew = s; }
+static int moe_draw_dist(uint64_t *s, int E) {
+    if (skew <= 0) return (int)(splitmix64(s) % (uint64_t)E);
+    double sum = 0, u = (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+    for (int e = 0; e < E; e++) sum += pow(e + 1.0, -skew);
+    for (int e = 0; e < E; e++)
+        if ((u -= pow(e + 1.0, -skew) / sum) < 0) return e;
+    return E - 1;
+}
 static void draw(int *ids, int T, const moe_gate *g, int64_t step, int layer) {
     for (int t = 0; t < T; t++) {
         uint64_t s = ((uint64_t)step << 40) ^ ((uint64_t)layer << 24) ^ (uint64_t)t;
@@ -106,4 +117,26 @@ void op_moe_matmul(op_plan p, const char *name, float *y, const float *x, const 
 void op_moe_combine(op_plan p, float *out, const float *y, const float *w, int T, int k, int n) {
     kcost c = begin(p, "moe_combine", 2.0 * T * k * n, 4.0 * ((double)T * k * n + (double)T * k + (double)T * n));
     end_tokens(&c, backend_now()->moe_combine(&c, out, y, w, T, k, n), T);
+}
+
+/* Token t is sent by GPU t n / T; expert e lives on GPU e / (E / n). A row
+ * that stays on its GPU crosses no link. */
+void op_moe_all_to_all(op_plan p, const char *name, const moe_groups *g, int n, int back) {
+    int N = p.n, per = g->n_experts / N;
+    double sent[N], received[N], rows[N], row = 4.0 * n, total = 0;
+    for (int i = 0; i < N; i++) sent[i] = received[i] = rows[i] = 0;
+    for (int s = 0; s < g->T * g->k; s++) {
+        int from = (int)((int64_t)(s / g->k) * N / g->T), to = g->ids[s] / per;
+        rows[to]++;
+        if (from == to) continue;
+        sent[back ? to : from] += row;
+        received[back ? from : to] += row;
+        total += row;
+    }
+    kcost c = begin(p, name, 0, total);
+    rt_all_to_all(sent, received, c.step);
+    if (!trace_enabled()) return;
+    char load[1024];   /* the experts' load: rows routed to each GPU */
+    for (int i = 0, o = 0; i < N && o < (int)sizeof load; i++) o += snprintf(load + o, sizeof load - o, "%s%.0f", i ? " " : "", rows[i]);
+    end(&c, 0, TRACE_ARGS(TA_DBL("bytes", c.bytes), TA_INT("tokens", g->T), TA_INT("gpus", N), TA_STR("gpu_rows", load)));
 }

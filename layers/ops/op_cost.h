@@ -14,7 +14,8 @@
  * simulated GPU the launch starts here); untraced on the CPU, nothing does. */
 static inline kcost begin(op_plan p, const char *name, double flops, double bytes) {
     int timed = trace_enabled() || backend_now()->launches;
-    return (kcost){ name, flops, bytes, DT_F32, p.step, timed ? trace_now_ns() : 0, p.n > 1 ? p.n : 1, p.along == SPLIT_IN };
+    return (kcost){ name, flops, bytes, DT_F32, p.step, timed ? trace_now_ns() : 0, p.n > 1 ? p.n : 1, p.along == SPLIT_IN,
+                    p.along == SPLIT_EXPERTS };
 }
 
 /* The op as one slice, recorded when it returns: from its start to when the

@@ -22,7 +22,7 @@ void op_fan_out(int gpus) {
     for (int g = 0; gpus > 1 && g < gpus; g++) {
         uint64_t f = trace_flow_next();
         trace_flow_out(f);
-        trace_flow_in_track(L_GPU, SIM_STREAM_TRACK(g), f);
+        trace_flow_in_track(L_GPU, sim_track(g), f);
     }
 }
 
@@ -95,14 +95,24 @@ void op_add(op_plan p, const char *name, float *x, const float *y, int T, int n)
 /* The collectives: layer 2 queues them on the GPUs' streams. x is already
  * whole (a modeled device computes every kernel whole), so nothing moves
  * here: the op is its bytes and the library call. */
-void op_all_reduce(op_plan p, const char *name, int T, int n) {
+/* The ring's collectives (all-reduce, its halves): bytes and the call. */
+static void ring(op_plan p, const char *name, int T, int n, void (*call)(double, int64_t)) {
     kcost c = begin(p, name, 0, 4.0 * T * n);   /* the activations are f32 */
-    rt_all_reduce(c.bytes, c.step);
+    call(c.bytes, c.step);
     end_tokens(&c, 0, T);
 }
+void op_all_reduce(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_all_reduce); }
+void op_reduce_scatter(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_reduce_scatter); }
+void op_all_gather(op_plan p, const char *name, int T, int n) { ring(p, name, T, n, rt_all_gather); }
 
 void op_gather(op_plan p, const char *name, int rows, int n) {
     kcost c = begin(p, name, 0, 4.0 * rows * n / rt_device_now()->gpus);   /* each GPU's share of the rows */
     rt_gather(c.bytes, c.step);
     end_tokens(&c, 0, rows);
+}
+
+void op_send(op_plan p, const char *name, int T, int n, int from, int to) {
+    kcost c = begin(p, name, 0, 4.0 * T * n);   /* the activations are f32 */
+    rt_send(c.bytes, from, to, c.step);
+    end_tokens(&c, 0, T);
 }

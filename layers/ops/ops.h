@@ -19,7 +19,7 @@
  * whole), along its output (columns, heads: each GPU its own outputs) or
  * its input (rows: each GPU all outputs, partial sums over 1/n of the
  * input). Layer 5's plan says which ops split how (forward.c). */
-enum { SPLIT_OUT, SPLIT_IN };
+enum { SPLIT_OUT, SPLIT_IN, SPLIT_EXPERTS };   /* SPLIT_EXPERTS: a MoE op's experts, E/n whole on each GPU (expert parallelism) */
 typedef struct { int64_t step; int n, along; } op_plan;
 
 /* The step's arrows that need the device, drawn for layer 5: from the next
@@ -73,10 +73,25 @@ void op_moe_route(op_plan p, int *ids, float *w, const float *logits, int T, con
 void op_moe_matmul(op_plan p, const char *name, float *y, const float *x, const tensor *const *W, const moe_groups *g, int per_token);
 /* out[t] = sum_j w[t*k + j] y[t*k + j], rows of n. */
 void op_moe_combine(op_plan p, float *out, const float *y, const float *w, int T, int k, int n);
+/* Expert parallelism over p.n GPUs (GPU g: experts g E/n .. (g+1) E/n - 1;
+ * token t: GPU t n / T's to send): each token's rows of n f32 to its
+ * experts' GPUs (dispatch) or back (combine, `back` 1), an all-to-all;
+ * its slice gives each GPU's routed rows (the experts' load). */
+void op_moe_all_to_all(op_plan p, const char *name, const moe_groups *g, int n, int back);
+/* --expert-skew S: the analytic router draws expert e with probability
+ * proportional to (e + 1)^-S (Zipf: expert 0 the hottest); 0, the default: uniform. */
+void op_moe_skew(double s);
+/* The all-reduce's halves over the GPUs (expert-parallel layers): T rows
+ * of n f32 reduce-scattered, or all-gathered. */
+void op_reduce_scatter(op_plan p, const char *name, int T, int n);
+void op_all_gather(op_plan p, const char *name, int T, int n);
 /* Tensor parallelism's collectives over the device's GPUs (runtime.h): the
  * all-reduce of T rows of n f32 partial sums, and the gather to GPU 0 of
  * `rows` rows of n values split over the GPUs (the logits). */
 void op_all_reduce(op_plan p, const char *name, int T, int n);
 void op_gather(op_plan p, const char *name, int rows, int n);
+/* Pipeline parallelism's hand-off: stage `from` sends T rows of n f32
+ * activations to stage `to` (each GPU of one to its peer in the other). */
+void op_send(op_plan p, const char *name, int T, int n, int from, int to);
 
 #endif

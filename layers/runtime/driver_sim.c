@@ -19,9 +19,9 @@
 static int sim_open_profile(const char *profile, rt_device *d, char *err, int errlen) {
     double fp32;
     if (gpu_profile_load(&d->prof, profile, err, errlen) || gpu_profile_peak(&d->prof, "fp32", &fp32, err, errlen) ||
-        gpu_link_check(&d->prof, d->gpus, err, errlen))
+        gpu_link_check(&d->prof, d->gpus * d->stages, err, errlen))
         return -1;
-    sim_open(&d->prof, d->gpus);
+    sim_open(&d->prof, d->gpus, d->stages, d->replicas);
     return 0;
 }
 
@@ -40,14 +40,20 @@ static void copy_modeled(void *dst, const void *src, size_t n, enum copy_dir dir
     if (!async) trace_clock_blocked(t0, end);
 }
 static void sim_load_code(const void *k) { (void)k; }
-static void all_reduce(double bytes, int64_t step) { sim_all_reduce("allReduce", bytes, step); }
+static void all_reduce(double bytes, int64_t step) { sim_ring("allReduce", bytes, 2, step); }
+static void reduce_scatter(double bytes, int64_t step) { sim_ring("reduceScatter", bytes, 1, step); }
+static void all_gather(double bytes, int64_t step) { sim_ring("allGather", bytes, 1, step); }
+static void all_to_all(const double *sent, const double *received, int64_t step) { sim_all_to_all("allToAll", sent, received, step); }
 static void gather(double bytes, int64_t step) { sim_gather("gather", bytes, step); }
+static void send(double bytes, int from, int to, int64_t step) { sim_send(bytes, from, to, step); }
 
 const rt_driver rt_sim = {
     .name = "sim", .clock_domain = "virtual", .modeled = 1, .has_data = 1,
     .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
     .open = sim_open_profile, .alloc = rt_host_alloc, .free = free, .copy = copy_modeled, .sync = sim_wait,
     .load_code = sim_load_code, .all_reduce = all_reduce, .gather = gather,
+    .reduce_scatter = reduce_scatter, .all_gather = all_gather, .all_to_all = all_to_all,
+    .replica = sim_replica, .stage = sim_stage, .send = send, .event_record = sim_event_record, .event_synchronize = sim_event_wait,
 };
 
 /* Analytic: an allocation is an address of its own that nothing reads (a
@@ -63,6 +69,8 @@ const rt_driver rt_analytic = {
     .call = { .alloc = "alloc", .free = "free", .copy = "memcpy", .copy_async = "memcpy", .sync = "sync" },
     .open = sim_open_profile, .alloc = none_alloc, .free = none_free, .copy = copy_modeled, .sync = sim_wait,
     .load_code = sim_load_code, .all_reduce = all_reduce, .gather = gather,
+    .reduce_scatter = reduce_scatter, .all_gather = all_gather, .all_to_all = all_to_all,
+    .replica = sim_replica, .stage = sim_stage, .send = send, .event_record = sim_event_record, .event_synchronize = sim_event_wait,
 };
 
 uint64_t rt_modeled_ns(void) {

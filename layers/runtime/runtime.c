@@ -6,6 +6,8 @@
  */
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,21 +54,40 @@ static struct {
     alloc_rec *a; int na, capa;
     map_rec *m; int nm, capm;
     kstat *k; int nk, capk;
-    int loaded, jit, gpus;
-} R = { .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1 }, .drv = &rt_host };
+    _Atomic int loaded;
+    int jit, gpus;
+    int stages, replicas, ep;
+    pthread_mutex_t mu;   /* the first launch and the kernel stats: --dp's engines launch at once */
+} R = { .mu = PTHREAD_MUTEX_INITIALIZER, .dev = { .name = "cpu", .prof = { .name = "host CPU" }, .driver = &rt_host, .gpus = 1, .stages = 1, .replicas = 1, .ep = 1 },
+        .drv = &rt_host };
 
 static const char *PURPOSE[] = { "weights", "kv", "activations", "workspace" };
 static const char *COUNTER[] = { "mem_weights_bytes", "mem_kv_bytes", "mem_activations_bytes", "mem_workspace_bytes" };
 
 void rt_jit(int on) { R.jit = on; }
 void rt_gpus(int n) { R.gpus = n; }
+void rt_stages(int m) { R.stages = m; }
+void rt_replicas(int n) { R.replicas = n; }
+void rt_expert_parallel(int n) { R.ep = n; }
 
 int rt_open(const rt_driver *drv, const char *name, const char *arg, const rt_kernel_list *const *k, int n,
             char *err, int errlen) {
-    rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1 };
-    if (d.gpus > 1 && !drv->all_reduce)
-        return snprintf(err, errlen, "--tp %d: device %s is not a modeled GPU; tensor parallelism is modeled on sim:PROFILE and "
-                        "analytic:PROFILE", d.gpus, name), -1;
+    rt_device d = { .driver = drv, .gpus = R.gpus > 1 ? R.gpus : 1, .stages = R.stages > 1 ? R.stages : 1,
+                    .replicas = R.replicas > 1 ? R.replicas : 1, .ep = R.ep > 1 ? R.ep : 1 };
+    const char *flag = d.gpus > 1 ? "--tp" : d.stages > 1 ? "--pp" : "--dp";
+    int many = d.gpus > 1 ? d.gpus : d.stages > 1 ? d.stages : d.replicas;
+    if (many > 1 && !drv->all_reduce)
+        return snprintf(err, errlen, "%s %d: device %s is not a modeled GPU; parallelism is modeled on sim:PROFILE and "
+                        "analytic:PROFILE", flag, many, name), -1;
+    if (d.ep > 1 && d.ep != d.gpus)
+        return snprintf(err, errlen, "--ep %d: the experts are spread over the GPUs that split attention (attention TP, experts EP, "
+                        "as SGLang's --tp N --ep-size N): give --tp %d too", d.ep, d.ep), -1;
+    if (d.replicas > 1 && drv->has_data)
+        return snprintf(err, errlen, "--dp %d: data parallelism is modeled on analytic:PROFILE only (on %s every replica's "
+                        "data would be computed on this host by one kernel pool)", d.replicas, name), -1;
+    if (d.gpus * d.stages * d.replicas > 64)
+        return snprintf(err, errlen, "tp %d x pp %d x dp %d: %d GPUs; hipath models at most 64", d.gpus, d.stages, d.replicas,
+                        d.gpus * d.stages * d.replicas), -1;
     if (drv->open(arg, &d, err, errlen)) return -1;
     snprintf(d.name, sizeof d.name, "%s", name);
     R.dev = d;
@@ -186,6 +207,45 @@ static void collective(const char *call, void (*run)(double, int64_t), double by
 }
 void rt_all_reduce(double bytes, int64_t step) { collective("ncclAllReduce", R.drv->all_reduce, bytes, step); }
 void rt_gather(double bytes, int64_t step) { collective("gather", R.drv->gather, bytes, step); }
+void rt_reduce_scatter(double bytes, int64_t step) { collective("ncclReduceScatter", R.drv->reduce_scatter, bytes, step); }
+void rt_all_gather(double bytes, int64_t step) { collective("ncclAllGather", R.drv->all_gather, bytes, step); }
+
+void rt_all_to_all(const double *sent, const double *received, int64_t step) {
+    if (R.dev.gpus < 2) return;
+    double total = 0;
+    for (int g = 0; g < R.dev.gpus; g++) total += sent[g];
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "all_to_all", TRACE_ARGS(TA_DBL("bytes", total), TA_INT("gpus", R.dev.gpus)));
+    R.drv->all_to_all(sent, received, step);
+    trace_end(w, NO_ARGS);
+}
+
+void rt_replica(int r) {
+    if (R.drv->replica) R.drv->replica(r);
+}
+
+void rt_stage(int s) {
+    if (R.drv->stage) R.drv->stage(s);
+}
+
+void rt_send(double bytes, int from, int to, int64_t step) {
+    if (R.dev.stages < 2) return;
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "ncclSend", TRACE_ARGS(TA_DBL("bytes", bytes), TA_INT("from_stage", from), TA_INT("to_stage", to),
+                                           TA_INT("gpus", R.dev.gpus)));
+    R.drv->send(bytes, from, to, step);
+    trace_end(w, NO_ARGS);
+}
+
+rt_event rt_event_record(void) { return R.drv->event_record ? R.drv->event_record() : 0; }
+
+void rt_event_synchronize(rt_event e, int64_t step) {
+    trace_where w = trace_at(L_RUNTIME, DIR_DOWN, NO_REQ, step);
+    trace_begin(w, "event_synchronize", NO_ARGS);
+    if (R.drv->event_synchronize) R.drv->event_synchronize(e);
+    else R.drv->sync();
+    trace_end(w, NO_ARGS);
+}
 
 /* --jit: the compile (or the cache hit) as a slice of its own, before the
  * module load; a failure says why and keeps the built-in code objects. */
@@ -227,8 +287,12 @@ static void code_object(const void *kernel) {
 
 uint64_t rt_launch_begin(const void *code, uint64_t t0) {
     if (!R.loaded) {
-        code_object(code);
-        t0 = 0;   /* the load took time since then */
+        pthread_mutex_lock(&R.mu);
+        if (!R.loaded) {
+            code_object(code);
+            t0 = 0;   /* the load took time since then */
+        }
+        pthread_mutex_unlock(&R.mu);
     }
     return t0 ? t0 : trace_now_ns();
 }
@@ -244,15 +308,18 @@ void rt_kernel_measured(const char *kernel, const char *op, int64_t step, double
 }
 
 void rt_kernel_done(const char *op, double seconds, double flops, double bytes) {
+    pthread_mutex_lock(&R.mu);
     int i = 0;
     while (i < R.nk && strcmp(R.k[i].op, op)) i++;
     if (i == R.nk) {
         kstat *k = grow(R.k, R.nk, &R.capk, sizeof *R.k);
-        if (!k) return;
-        R.k = k;
-        R.k[R.nk++] = (kstat){ .op = op };
+        if (k) {
+            R.k = k;
+            R.k[R.nk++] = (kstat){ .op = op };
+        }
     }
-    R.k[i].calls++; R.k[i].s += seconds; R.k[i].flops += flops; R.k[i].bytes += bytes;
+    if (i < R.nk) { R.k[i].calls++; R.k[i].s += seconds; R.k[i].flops += flops; R.k[i].bytes += bytes; }
+    pthread_mutex_unlock(&R.mu);
 }
 
 void rt_kernel_stats(FILE *f) {

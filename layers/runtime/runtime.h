@@ -35,6 +35,9 @@ typedef struct {
     gpu_profile prof;          /* sim: the profile; hip: from the device's properties */
     const rt_driver *driver;
     int gpus;                  /* --tp: GPUs joined by the profile's interconnect (1: one device) */
+    int stages;                /* --pp: pipeline stages, each its own `gpus` GPUs (1: none) */
+    int replicas;              /* --dp: engine replicas, each its own gpus x stages GPUs (1: one) */
+    int ep;                    /* --ep: a MoE layer's experts spread over the `gpus` (1: split as every matrix is) */
 } rt_device;
 
 /* What the JIT did, for the trace: compiled, or found in the cache. */
@@ -73,6 +76,20 @@ struct rt_driver {
      * GPU's `bytes` to GPU 0, queued on the streams. */
     void  (*all_reduce)(double bytes, int64_t step);
     void  (*gather)(double bytes, int64_t step);
+    /* ... the all-reduce's halves (expert parallelism's layers), and the
+     * all-to-all in which GPU g sends sent[g] bytes and receives received[g] */
+    void  (*reduce_scatter)(double bytes, int64_t step);
+    void  (*all_gather)(double bytes, int64_t step);
+    void  (*all_to_all)(const double *sent, const double *received, int64_t step);
+    /* Pipeline and data parallelism (NULL where a driver has one GPU): the
+     * calling thread's work goes to replica r, to stage s, from now; the send
+     * of `bytes` from stage `from` to stage `to`; an event recorded on the
+     * current stage's streams (its modeled end), and the host waiting for one. */
+    void  (*replica)(int r);
+    void  (*stage)(int s);
+    void  (*send)(double bytes, int from, int to, int64_t step);
+    uint64_t (*event_record)(void);
+    void  (*event_synchronize)(uint64_t event);
     /* --jit: compile (or find cached) the kernels layer 3 listed; NULL: none to compile. */
     int   (*jit)(const rt_kernel_list *const *k, int n, rt_jit_info *j, char *err, int errlen);
 };
@@ -88,6 +105,13 @@ void rt_jit(int on);                   /* --jit: compile the kernels at run time
  * interconnect (layers/gpu/link.h), each running 1/N of every split kernel.
  * Modeled devices only (sim, analytic): rt_open refuses it elsewhere. */
 void rt_gpus(int n);
+/* --pp M and --dp N, before opening: M pipeline stages of those GPUs each,
+ * and N engine replicas of the whole (modeled devices only, as --tp). */
+void rt_stages(int m);
+void rt_replicas(int n);
+/* --ep N, before opening: a MoE layer's experts spread over the N GPUs
+ * that split attention (N = --tp: SGLang's --tp N --ep-size N). */
+void rt_expert_parallel(int n);
 const rt_device *rt_device_now(void);
 /* On a modeled device (sim, analytic), the device time modeled so far: the
  * sum of every kernel's and copy's modeled time (layer 1's sim_busy_ns);
@@ -119,6 +143,30 @@ void rt_sync(int64_t step);
  * kernel whole and models one GPU's shard. */
 void rt_all_reduce(double bytes, int64_t step);
 void rt_gather(double bytes, int64_t step);
+/* Expert parallelism's: the all-reduce's two halves (ncclReduceScatter:
+ * each GPU ends with 1/N of the sums; ncclAllGather: each GPU's 1/N to
+ * all), and the all-to-all that sends each token to its experts' GPUs and
+ * back (torch.distributed.all_to_all_single; DeepEP's dispatch and combine),
+ * GPU g sending sent[g] bytes and receiving received[g]. */
+void rt_reduce_scatter(double bytes, int64_t step);
+void rt_all_gather(double bytes, int64_t step);
+void rt_all_to_all(const double *sent, const double *received, int64_t step);
+/* Pipeline parallelism (vLLM sends a stage's activations to the next with
+ * torch.distributed's send/recv over NCCL): the calling thread's work goes
+ * to replica r, stage s, from now (rt_replica: an engine's thread says its
+ * replica once; rt_stage: its forward each stage as it reaches it), and stage
+ * `from` sends `bytes` to stage `to`, queued on both. Nothing on a device
+ * of one GPU. */
+void rt_replica(int r);
+void rt_stage(int s);
+void rt_send(double bytes, int from, int to, int64_t step);
+/* An event on the current stage's streams (hipEventRecord) and the host
+ * waiting for it (hipEventSynchronize): what a batch in flight is waited
+ * for by. On a device without events, recording gives 0 and waiting waits
+ * for everything queued. */
+typedef uint64_t rt_event;
+rt_event rt_event_record(void);
+void rt_event_synchronize(rt_event e, int64_t step);
 
 /* Before a kernel launch (layer 3): loads the code object on the first one
  * (layer 2's part; code: what the driver loads it from) and returns the

@@ -14,7 +14,15 @@ static void sleep_until(double t0, double t) {
     if (left > 0) nanosleep(&(struct timespec){ (time_t)left, (long)((left - (time_t)left) * 1e9) }, NULL);
 }
 
-int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int errlen) {
+/* Layers 4-1 traced in step e->step when it is a multiple of every, else muted. */
+static void kernel_sample(const engine *e, int every) {
+    enum { BELOW = 1u << L_OPS | 1u << L_KERNELS | 1u << L_RUNTIME | 1u << L_GPU };
+    int on = e->step % every == 0;
+    trace_mute(on ? 0 : BELOW);
+    if (on) trace_instant(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step), "kernel_detail", TRACE_ARGS(TA_INT("every", every)));
+}
+
+int arrivals_run(engine *e, arrival *a, int n, int kernel_every, arrivals_stats *s, char *err, int errlen) {
     const engine_metrics *m = &e->met;
     *s = (arrivals_stats){ .modeled = rt_device_now()->driver->modeled };
     for (int i = 1; i < n; i++)
@@ -26,7 +34,11 @@ int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int
         for (; next < n && a[next].t_arrive <= s->t; next++) {
             a[next].n_token = 0;
             a[next].t_finish = NAN;
-            if (engine_submit(e, a[next].r, err, errlen) != SUBMIT_OK) { engine_stop(e); return -1; }   /* the others cancelled */
+            if (engine_submit(e, a[next].r, err, errlen) != SUBMIT_OK) {   /* the others cancelled */
+                engine_stop(e);
+                if (kernel_every > 0) trace_mute(0);
+                return -1;
+            }
             left++;
         }
         if (!left) {   /* idle: on to the next arrival */
@@ -37,6 +49,7 @@ int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int
         uint64_t dev0 = rt_modeled_ns();
         double host0 = trace_host_seconds() - t0;
         double seqs0 = m->batch.sum;
+        if (kernel_every > 0) kernel_sample(e, kernel_every);
         left = engine_step(e);
         double dt = s->modeled ? (rt_modeled_ns() - dev0) * 1e-9 : trace_host_seconds() - t0 - host0;
         s->t += dt;
@@ -52,6 +65,7 @@ int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int
         }
         while (first < next && a[first].r->finish) first++;
     }
+    if (kernel_every > 0) trace_mute(0);
     s->preemptions = m->preemptions - pre0;
     s->computed_tokens = m->computed_tokens - tok0;
     s->prefix_queries = m->prefix_queries - q0;

@@ -37,9 +37,14 @@ typedef struct {
 } arrivals_stats;
 
 /* Run a[0..n), in order of t_arrive, through e (an engine stepped by no
- * other thread) until every one has left; the clock starts at 0. 0, or -1
- * with a one-line reason: arrivals out of order (nothing submitted), or a
- * request refused (those already in the engine cancelled, engine_stop). */
-int arrivals_run(engine *e, arrival *a, int n, arrivals_stats *s, char *err, int errlen);
+ * other thread) until every one has left; the clock starts at 0. With
+ * kernel_every > 0, layers 4-1 are traced only in the engine's steps
+ * numbered a multiple of it (each announced by a layer-6 instant
+ * "kernel_detail"), muted in the others, and unmuted at the end: a long
+ * run's trace keeps every step and a sample of its kernels; 0 leaves the
+ * tracing as it is. 0, or -1 with a one-line reason: arrivals out of order
+ * (nothing submitted), or a request refused (those already in the engine
+ * cancelled, engine_stop). */
+int arrivals_run(engine *e, arrival *a, int n, int kernel_every, arrivals_stats *s, char *err, int errlen);
 
 #endif

@@ -8,6 +8,7 @@
 #include "layers/scheduler/scheduler.h"
 #include "layers/runtime/runtime.h"
 #include "trace/trace.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,45 @@ static int map_weights(const model *m) {
     return rc | rt_map(m->w.final_norm, dim * f, RT_WEIGHTS, "final_norm");
 }
 
+/* The batch queue's slots, each with room for a whole step. */
+static int batch_queue_init(engine *e) {
+    int seqs = e->o.max_num_seqs;
+    if (!(e->batch_queue = calloc(e->batch_queue_size, sizeof *e->batch_queue))) return -1;
+    for (int i = 0; i < e->batch_queue_size; i++) {
+        scheduler_output *o = &e->batch_queue[i];
+        o->logits = e->logits + (size_t)i * seqs * e->m->cfg.vocab_size;
+        if (!(o->batch = malloc(seqs * sizeof *o->batch)) || !(o->seqs = malloc(seqs * sizeof *o->seqs)) ||
+            !(o->fin = malloc(seqs * sizeof *o->fin))) return -1;
+    }
+    return 0;
+}
+
+static void batch_queue_free(engine *e) {
+    for (int i = 0; e->batch_queue && i < e->batch_queue_size; i++) {
+        free(e->batch_queue[i].batch); free(e->batch_queue[i].seqs); free(e->batch_queue[i].fin);
+    }
+    free(e->batch_queue);
+}
+
+/* Replica r's names in the trace (trace.h keeps them by pointer); one
+ * engine alone keeps the plain ones, and no thread name nor tokens counter. */
+#define MAX_REPLICAS 64
+static char REPLICA_NAME[MAX_REPLICAS][5][32];
+static void name_replica(engine *e, int r) {
+    static const char *const WHAT[5] = { NULL, "running", "waiting", "kv_blocks_used", "computed_tokens" };
+    const char **name[5] = { &e->thread_name, &e->running_name, &e->waiting_name, &e->kv_name, &e->tokens_name };
+    for (int i = 0; i < 5; i++) {
+        if (rt_device_now()->replicas < 2 || r >= MAX_REPLICAS) { *name[i] = i < 4 ? WHAT[i] : NULL; continue; }
+        snprintf(REPLICA_NAME[r][i], sizeof REPLICA_NAME[r][i], i ? "engine %d/%s" : "engine %d", r, WHAT[i]);
+        *name[i] = REPLICA_NAME[r][i];
+    }
+}
+
 static int init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     memset(e, 0, sizeof *e);
     e->m = m;
     e->o = *o;
+    name_replica(e, o->replica);
     const model_config *c = &m->cfg;
     if (!e->o.max_model_len) e->o.max_model_len = c->max_seq_len;
     if (e->o.max_num_seqs < 1 || e->o.max_num_batched_tokens < e->o.max_num_seqs) {
@@ -44,6 +80,7 @@ static int init(engine *e, const model *m, const engine_opts *o, char *err, int 
         return -1;
     }
     int blocks = (o->kv_tokens + KV_BLOCK_SIZE - 1) / KV_BLOCK_SIZE, seqs = e->o.max_num_seqs;
+    e->batch_queue_size = rt_device_now()->stages;   /* vLLM: the executor's max_concurrent_batches, the pipeline's stages */
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->wake, NULL);
     metrics_init(&e->met);
@@ -57,9 +94,9 @@ static int init(engine *e, const model *m, const engine_opts *o, char *err, int 
         blocks_init(&e->bm, blocks, KV_BLOCK_SIZE, !e->o.no_prefix_caching) ||
         !(e->hit = malloc((size_t)blocks * sizeof *e->hit)) ||
         forward_state_init(&e->fs, c, e->o.max_num_batched_tokens, seqs) ||
-        !(e->logits = malloc((size_t)seqs * c->vocab_size * sizeof(float))) ||
+        !(e->logits = malloc((size_t)e->batch_queue_size * seqs * c->vocab_size * sizeof(float))) ||
         !(e->work = malloc(2 * (size_t)c->vocab_size * sizeof(float))) ||
-        !(e->running = calloc(seqs, sizeof *e->running))) {
+        !(e->running = calloc(seqs, sizeof *e->running)) || batch_queue_init(e)) {
         snprintf(err, errlen, "out of memory for the KV cache (%d tokens) and step buffers", o->kv_tokens);
         engine_free(e);
         return -1;
@@ -71,7 +108,9 @@ static int init(engine *e, const model *m, const engine_opts *o, char *err, int 
  * own in the trace: the layers' own tracks are the steps'. */
 int engine_init(engine *e, const model *m, const engine_opts *o, char *err, int errlen) {
     trace_thread_name("engine setup");
+    rt_replica(o->replica);   /* its weights' upload on its own GPUs */
     int rc = init(e, m, o, err, errlen);
+    rt_replica(0);
     trace_thread_name(NULL);
     return rc;
 }
@@ -81,6 +120,7 @@ void engine_free(engine *e) {
     kv_free(&e->kv);
     blocks_free(&e->bm);
     forward_state_free(&e->fs);
+    batch_queue_free(e);
     free(e->hit); free(e->logits); free(e->work); free(e->running);
     rt_unmap_all();
     pthread_mutex_destroy(&e->mu);
@@ -135,75 +175,151 @@ static void describe(char *ids, char *chunks, size_t cap, request *const *batch,
     snprintf(chunks + b, cap - b, "]");
 }
 
-int engine_step(engine *e) {
+/* The batch sched_compose chose, made into the step's sequences (mu
+ * held): its requests marked in flight, their logits into o's rows. */
+static int batch_up(engine *e, scheduler_output *o) {
     const model_config *c = &e->m->cfg;
-    request *gone = NULL;
-    pthread_mutex_lock(&e->mu);
-    int tokens = sched_compose(e, &gone), n = 0;
-    for (int i = 0; i < e->n_running; i++) n += e->running[i]->chunk > 0;
-    pthread_mutex_unlock(&e->mu);
-
-    if (n) {
-        request *batch[n];
-        seq_step seqs[n];
-        const char *fin[n];
-        size_t cap = (size_t)n * 80 + 8;   /* an entry: 5 numbers of 20 digits at most, 30 bytes of keys */
-        char *ids = malloc(cap), *chunks = malloc(cap);
-        int n_prefill = 0, prefill_tokens = 0, n_sampled = 0;
-        for (int i = 0, k = 0; i < e->n_running; i++) {   /* only this thread changes running[] */
-            request *r = e->running[i];
-            if (!r->chunk) continue;
-            int decode = is_decoding(r), last = r->kv.len + r->chunk == r->n_ids;
-            n_prefill += !decode;
-            prefill_tokens += decode ? 0 : r->chunk;
-            n_sampled += last;
-            batch[k] = r;
-            seqs[k] = (seq_step){ .tokens = r->ids + r->kv.len, .n = r->chunk, .kv = &r->kv,
-                                  .logits = last ? e->logits + (size_t)k * c->vocab_size : NULL,
-                                  .req = r->id, .first = last && r->n_out == 0 };
-            k++;
-        }
-        if (ids && chunks) describe(ids, chunks, cap, batch, n);
-        trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
-        for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
-            if (!batch[i]->n_preempted && batch[i]->kv.len == batch[i]->n_cached && batch[i]->n_out == 0)
-                trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
-        trace_begin_flowing(w, "step", TRACE_ARGS(TA_INT("n_prefill", n_prefill), TA_INT("n_decode", n - n_prefill),
-                                                  TA_INT("prefill_tokens", prefill_tokens), TA_INT("decode_tokens", tokens - prefill_tokens),
-                                                  TA_INT("tokens", tokens), TA_STR("requests", ids && chunks ? ids : "[]"),
-                                                  TA_STR("chunks", ids && chunks ? chunks : "[]"),
-                                                  TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free)));
-        free(ids); free(chunks);
-        int failed = forward(e->m, &e->fs, &e->kv, seqs, n, e->step++);
-        double t = now_s();
-        for (int i = 0; i < n; i++) {
-            sample_result s;
-            fin[i] = failed ? "error" : NULL;
-            if (failed || !seqs[i].logits) continue;   /* a prompt's chunk before its last: nothing to sample */
-            if (seqs[i].first) {   /* the first token's way up: its logits, copied back, are sampled */
-                trace_flow_in(trace_request_flow(batch[i]->id, HOP_COPIED_BACK));
-                trace_flow_out(trace_request_flow(batch[i]->id, HOP_SAMPLED));
-            }
-            sampler_pick(&batch[i]->samp, batch[i]->id, seqs[i].logits, c->vocab_size, batch[i]->top_logprobs, e->work, &s);
-            if (batch[i]->n_forced) force(batch[i], &s);
-            fin[i] = emit(e, batch[i], &s, t);
-        }
-        trace_end(w, NO_ARGS);
-
-        pthread_mutex_lock(&e->mu);
-        e->met.steps++;
-        e->met.generation_tokens += failed ? 0 : n_sampled;
-        e->met.computed_tokens += failed ? 0 : tokens;
-        hist_observe(&e->met.batch, n);
-        for (int i = 0; i < n; i++) {
-            request *r = batch[i];
-            if (!failed) blocks_commit(&e->bm, &r->kv, r->cache_salt, r->ids, r->kv.len);   /* its full blocks, K and V stored, into the prefix cache */
-            if (!failed && seqs[i].first) e->met.prompt_tokens += r->n_prompt;
-            if (fin[i]) sched_retire(e, r, fin[i], &gone);
-        }
-        sched_compact(e);
-        pthread_mutex_unlock(&e->mu);
+    int n = 0;
+    o->n_prefill = o->prefill_tokens = o->n_sampled = 0;
+    for (int i = 0; i < e->n_running; i++) {   /* only this thread changes running[] */
+        request *r = e->running[i];
+        if (!r->chunk) continue;
+        int decode = is_decoding(r), last = r->kv.len + r->chunk == r->n_ids;
+        o->n_prefill += !decode;
+        o->prefill_tokens += decode ? 0 : r->chunk;
+        o->n_sampled += last;
+        o->batch[n] = r;
+        o->seqs[n] = (seq_step){ .tokens = r->ids + r->kv.len, .n = r->chunk, .kv = &r->kv,
+                                 .logits = last ? o->logits + (size_t)n * c->vocab_size : NULL,
+                                 .req = r->id, .first = last && r->n_out == 0 };
+        r->in_flight++;
+        n++;
     }
+    return o->n = n;
+}
+
+/* The step's layer-6 slice, begun (closed by the caller), and its forward:
+ * vLLM's execute_model. */
+static void execute_model(engine *e, scheduler_output *o) {
+    int n = o->n;
+    request **batch = o->batch;
+    size_t cap = (size_t)n * 80 + 8;   /* an entry: 5 numbers of 20 digits at most, 30 bytes of keys */
+    char *ids = malloc(cap), *chunks = malloc(cap);
+    if (ids && chunks) describe(ids, chunks, cap, batch, n);
+    o->step = e->step;
+    trace_where w = trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, e->step);
+    for (int i = 0; i < n; i++)   /* arrows from each new request's admission, and on to the model (layer 5) */
+        if (!batch[i]->n_preempted && batch[i]->kv.len == batch[i]->n_cached && batch[i]->n_out == 0)
+            trace_flow_in(trace_request_flow(batch[i]->id, HOP_ADMITTED));
+    trace_arg args[] = { TA_INT("n_prefill", o->n_prefill), TA_INT("n_decode", n - o->n_prefill),
+                         TA_INT("prefill_tokens", o->prefill_tokens), TA_INT("decode_tokens", o->tokens - o->prefill_tokens),
+                         TA_INT("tokens", o->tokens), TA_STR("requests", ids && chunks ? ids : "[]"),
+                         TA_STR("chunks", ids && chunks ? chunks : "[]"), TA_INT("kv_blocks_used", e->kv.n_blocks - e->bm.n_free),
+                         TA_INT("engine", e->o.replica) };   /* the last: which replica, past one (--dp) */
+    trace_begin_flowing(w, "step", (int)(sizeof args / sizeof *args) - (e->thread_name == NULL), args);
+    free(ids); free(chunks);
+    uint64_t dev0 = rt_modeled_ns();
+    o->failed = forward(e->m, &e->fs, &e->kv, o->seqs, n, e->step++);
+    o->device_ns = rt_modeled_ns() - dev0;
+}
+
+/* Each sequence with logits samples its token and is told it (on_token). */
+static void sample(engine *e, scheduler_output *o) {
+    const model_config *c = &e->m->cfg;
+    double t = now_s();
+    for (int i = 0; i < o->n; i++) {
+        request *r = o->batch[i];
+        sample_result s;
+        o->fin[i] = o->failed ? "error" : NULL;
+        if (o->failed || !o->seqs[i].logits) continue;   /* a prompt's chunk before its last: nothing to sample */
+        if (o->seqs[i].first) {   /* the first token's way up: its logits, copied back, are sampled */
+            trace_flow_in(trace_request_flow(r->id, HOP_COPIED_BACK));
+            trace_flow_out(trace_request_flow(r->id, HOP_SAMPLED));
+        }
+        /* unsampled: the logits' copy is modeled all the same; only the host's draw is skipped */
+        if (r->unsampled) s = (sample_result){ .id = -1, .logprob = NAN };
+        else sampler_pick(&r->samp, r->id, o->seqs[i].logits, c->vocab_size, r->top_logprobs, e->work, &s);
+        if (r->n_forced) force(r, &s);
+        o->fin[i] = emit(e, r, &s, t);
+    }
+}
+
+/* After sampling (vLLM's update_from_output): the step counted, each
+ * request's full blocks into the prefix cache, the finished retired. */
+static void update_from_output(engine *e, scheduler_output *o, request **gone) {
+    pthread_mutex_lock(&e->mu);
+    e->met.steps++;
+    e->met.generation_tokens += o->failed ? 0 : o->n_sampled;
+    e->met.computed_tokens += o->failed ? 0 : o->tokens;
+    hist_observe(&e->met.batch, o->n);
+    if (e->tokens_name)   /* a replica's load, beside the others' (--dp) */
+        trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, o->step), e->tokens_name, (double)e->met.computed_tokens, 0);
+    for (int i = 0; i < o->n; i++) {
+        request *r = o->batch[i];
+        r->in_flight--;
+        if (!o->failed) blocks_commit(&e->bm, &r->kv, r->cache_salt, r->ids, r->kv.len);   /* its full blocks, K and V stored, into the prefix cache */
+        if (!o->failed && o->seqs[i].first) e->met.prompt_tokens += r->n_prompt;
+        if (o->fin[i]) sched_retire(e, r, o->fin[i], gone);
+    }
+    sched_compact(e);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* The next batch into the batch queue's free slot, if there is one to
+ * compute: 1 if one was scheduled. */
+static int schedule(engine *e, scheduler_output *o, request **gone) {
+    pthread_mutex_lock(&e->mu);
+    o->tokens = sched_compose(e, gone);
+    int n = batch_up(e, o);
+    pthread_mutex_unlock(&e->mu);
+    return n > 0;
+}
+
+/* vLLM's step_with_batch_queue, for pipeline parallelism: fill the batch
+ * queue first (a batch scheduled goes into the pipeline and the host goes
+ * on, for the next); when it is full, or nothing else can be scheduled
+ * (every request is in a batch in flight, or waits), wait for the oldest
+ * batch's logits (its event) and take its tokens. A request is in one
+ * batch at a time but for a prompt's chunks, whose next chunk may follow
+ * its last into the pipeline. */
+static void step_with_batch_queue(engine *e, request **gone) {
+    int size = e->batch_queue_size;
+    if (e->n_queued < size) {
+        scheduler_output *o = &e->batch_queue[(e->queue_head + e->n_queued) % size];
+        if (schedule(e, o, gone)) {
+            execute_model(e, o);
+            o->done = rt_event_record();   /* the last stage's logits copied back */
+            trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step),
+                      TRACE_ARGS(TA_INT("batch_queue", ++e->n_queued), TA_INT("device_ns", (int64_t)o->device_ns)));
+            return;
+        }
+    }
+    if (!e->n_queued) return;
+    scheduler_output *o = &e->batch_queue[e->queue_head];
+    e->queue_head = (e->queue_head + 1) % size;
+    e->n_queued--;
+    trace_where w = trace_at(L_SCHEDULER, DIR_UP, NO_REQ, o->step);
+    trace_begin(w, "update_from_output", TRACE_ARGS(TA_INT("batch_queue", e->n_queued + 1), TA_INT("requests", o->n)));
+    rt_event_synchronize(o->done, o->step);
+    sample(e, o);
+    trace_end(w, NO_ARGS);
+    update_from_output(e, o, gone);
+}
+
+/* One batch at a time: schedule, execute, sample, update (vLLM's step). */
+static void step(engine *e, request **gone) {
+    scheduler_output *o = &e->batch_queue[0];
+    if (!schedule(e, o, gone)) return;
+    execute_model(e, o);
+    sample(e, o);
+    trace_end(trace_at(L_SCHEDULER, DIR_DOWN, NO_REQ, o->step), TRACE_ARGS(TA_INT("device_ns", (int64_t)o->device_ns)));   /* modeled */
+    update_from_output(e, o, gone);
+}
+
+int engine_step(engine *e) {
+    request *gone = NULL;
+    if (e->batch_queue_size > 1) step_with_batch_queue(e, &gone);
+    else step(e, &gone);
     sched_hand_back(gone);
     pthread_mutex_lock(&e->mu);
     int left = e->n_running + e->n_waiting;
@@ -216,6 +332,10 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     if (r->n_prompt < 1 || r->max_tokens < 1 || r->n_prompt + r->max_tokens > e->o.max_model_len) {
         snprintf(err, errlen, "prompt (%d) + max tokens (%d): need 1 or more of each, %d in all at most (the context length)",
                  r->n_prompt, r->max_tokens, e->o.max_model_len);
+        return SUBMIT_INVALID;
+    }
+    if (r->unsampled && (!r->n_forced || r->top_logprobs)) {
+        snprintf(err, errlen, "an unsampled request needs a forced reply and no logprobs");
         return SUBMIT_INVALID;
     }
     /* Without chunked prefill a prompt is computed in one step; so is a
@@ -244,7 +364,7 @@ int engine_submit(engine *e, request *r, char *err, int errlen) {
     memcpy(r->ids, r->prompt, (size_t)r->n_prompt * sizeof *r->ids);
     r->n_ids = r->n_prompt;
     memset(&r->kv, 0, sizeof r->kv);
-    r->n_out = r->n_cached = r->n_preempted = r->chunk = r->seated = 0;
+    r->n_out = r->n_cached = r->n_preempted = r->chunk = r->seated = r->in_flight = 0;
     r->t_admit = 0;
     r->finish = NULL;
     r->next = NULL;
@@ -285,6 +405,8 @@ int engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap) {
 
 static void *engine_main(void *arg) {
     engine *e = arg;
+    rt_replica(e->o.replica);   /* its steps on its own GPUs */
+    trace_thread_name(e->thread_name);   /* replicas' steps side by side, each on its own track */
     pthread_mutex_lock(&e->mu);
     while (!e->quit) {
         if (!e->n_running && !e->wait_head) { pthread_cond_wait(&e->wake, &e->mu); continue; }
@@ -294,6 +416,14 @@ static void *engine_main(void *arg) {
     }
     pthread_mutex_unlock(&e->mu);
     return NULL;
+}
+
+void engine_load(engine *e, int *running, int *waiting, uint64_t *tokens) {
+    pthread_mutex_lock(&e->mu);
+    *running = e->n_running;
+    *waiting = e->n_waiting;
+    *tokens = e->met.computed_tokens;
+    pthread_mutex_unlock(&e->mu);
 }
 
 int engine_start(engine *e) {
@@ -312,7 +442,7 @@ void engine_stop(engine *e) {
     request *gone = NULL;
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < e->n_running; i++) sched_retire(e, e->running[i], "cancelled", &gone);
-    e->n_running = 0;
+    e->n_running = e->n_queued = 0;   /* the batches in flight are dropped with their requests */
     for (request *r = e->wait_head, *next; r; r = next) { next = r->next; sched_retire(e, r, "cancelled", &gone); }
     e->wait_head = e->wait_tail = NULL;
     e->n_waiting = 0;

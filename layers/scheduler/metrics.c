@@ -48,12 +48,51 @@ static void gauge(FILE *f, const char *name, const char *help, double v) {
     fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n%s %.6g\n", name, help, name, name, v);
 }
 
-void metrics_print(engine *e, FILE *f) {
-    pthread_mutex_lock(&e->mu);
-    engine_metrics m = e->met;
-    int running = e->n_running, waiting = e->n_waiting, promised = e->promised;
-    int used = e->kv.n_blocks - e->bm.n_free, total = e->kv.n_blocks;
-    pthread_mutex_unlock(&e->mu);
+static void hist_add(histogram *h, const histogram *o) {
+    for (int i = 0; i < h->n; i++) h->count[i] += o->count[i];
+    h->total += o->total;
+    h->sum += o->sum;
+}
+
+/* Each replica's load (v: running, waiting, computed tokens, a row each),
+ * and how uneven it is: the busiest's computed tokens over the mean (1:
+ * even; n: one did all the work). */
+static void replicas_print(int n, double v[3][n], FILE *f) {
+    static const char *const NAME[3] = { "hipath_dp_requests_running", "hipath_dp_requests_waiting", "hipath_dp_computed_tokens_total" };
+    static const char *const HELP[3] = { "Requests in a data-parallel replica's running batch.", "Requests queued at a replica.",
+                                         "Tokens a replica's steps computed (prefill chunks and decodes)." };
+    double most = 0, sum = 0;
+    for (int r = 0; r < n; r++) {
+        sum += v[2][r];
+        if (v[2][r] > most) most = v[2][r];
+    }
+    for (int k = 0; k < 3; k++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", NAME[k], HELP[k], NAME[k], k < 2 ? "gauge" : "counter");
+        for (int r = 0; r < n; r++) fprintf(f, "%s{engine=\"%d\"} %.0f\n", NAME[k], r, v[k][r]);
+    }
+    gauge(f, "hipath_dp_load_imbalance", "The busiest replica's computed tokens over the replicas' mean (1: even).",
+          sum > 0 ? most / (sum / n) : 1);
+}
+
+void metrics_print(engine *e, int n, FILE *f) {
+    engine_metrics m;
+    metrics_init(&m);
+    int running = 0, waiting = 0, promised = 0, used = 0, total = 0;
+    double load[3][n];
+    for (int r = 0; r < n; r++) {   /* the replicas' sums: one server's */
+        engine *x = &e[r];
+        pthread_mutex_lock(&x->mu);
+        const engine_metrics *o = &x->met;
+        m.prompt_tokens += o->prompt_tokens; m.generation_tokens += o->generation_tokens; m.steps += o->steps;
+        m.computed_tokens += o->computed_tokens; m.preemptions += o->preemptions;
+        m.prefix_queries += o->prefix_queries; m.prefix_hits += o->prefix_hits;
+        for (int i = 0; i < FIN_N; i++) m.finished[i] += o->finished[i];
+        hist_add(&m.ttft, &o->ttft); hist_add(&m.itl, &o->itl); hist_add(&m.queue, &o->queue); hist_add(&m.batch, &o->batch);
+        running += x->n_running; waiting += x->n_waiting; promised += x->promised;
+        used += x->kv.n_blocks - x->bm.n_free; total += x->kv.n_blocks;
+        load[0][r] = x->n_running; load[1][r] = x->n_waiting; load[2][r] = (double)o->computed_tokens;
+        pthread_mutex_unlock(&x->mu);
+    }
     counter(f, "hipath_prompt_tokens_total", "Prompt tokens prefilled.", m.prompt_tokens);
     counter(f, "hipath_generation_tokens_total", "Tokens generated.", m.generation_tokens);
     counter(f, "hipath_engine_steps_total", "Engine steps (forward passes).", m.steps);
@@ -74,4 +113,5 @@ void metrics_print(engine *e, FILE *f) {
     hist_print(f, "hipath_inter_token_latency_seconds", "Time between consecutive tokens of a request.", &m.itl);
     hist_print(f, "hipath_queue_time_seconds", "Arrival to admission into the batch.", &m.queue);
     hist_print(f, "hipath_batch_size", "Requests per engine step.", &m.batch);
+    if (n > 1) replicas_print(n, load, f);
 }

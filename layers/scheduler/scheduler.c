@@ -15,7 +15,7 @@
 static double now_s(void) { return trace_now_ns() * 1e-9; }
 
 static void kv_counter(engine *e) {
-    trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, NO_STEP), "kv_blocks_used", e->kv.n_blocks - e->bm.n_free, 0);
+    trace_counter(trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, NO_STEP), e->kv_name, e->kv.n_blocks - e->bm.n_free, 0);
 }
 
 /* Grow r's block table to hold len ids (after taking n_hit cached blocks);
@@ -125,10 +125,11 @@ static void preempt(engine *e, request *r) {
 }
 
 /* The request to preempt: the most recently admitted that is not already
- * in this step (it may be the one that needs the block). */
+ * in this step (it may be the one that needs the block), nor in a batch
+ * still in the pipeline. */
 static request *victim(engine *e) {
     for (int i = e->n_running - 1; i >= 0; i--)
-        if (!e->running[i]->chunk) return e->running[i];
+        if (!e->running[i]->chunk && !e->running[i]->in_flight) return e->running[i];
     return NULL;
 }
 
@@ -141,8 +142,10 @@ static int schedule_running(engine *e, int decoding, int budget) {
         int left = r->n_ids - r->kv.len, n = left < budget ? left : budget;
         if (r->chunk || is_decoding(r) != decoding || (e->o.no_chunked_prefill && n < left)) { i++; continue; }
         request *v = NULL;
-        while (grow(e, r, NULL, 0, r->kv.len + n) && (v = victim(e)) && v != r) preempt(e, v);
-        if (v == r) { preempt(e, r); continue; }   /* none left to take from: it waits for blocks at the queue's head */
+        int short_of_blocks;
+        while ((short_of_blocks = grow(e, r, NULL, 0, r->kv.len + n)) && (v = victim(e)) && v != r) preempt(e, v);
+        if (short_of_blocks && v == r) { preempt(e, r); continue; }   /* none left to take from: it waits for blocks at the queue's head */
+        if (short_of_blocks) { i++; continue; }   /* those holding them are in flight: it waits for their tokens */
         r->chunk = n;
         budget -= n;
         i++;
@@ -226,8 +229,8 @@ static void drop_cancelled(engine *e, request **gone) {
  * Returns the step's ids; those in it have r->chunk > 0.
  */
 int sched_compose(engine *e, request **gone) {
-    for (int i = 0; i < e->n_running; i++)
-        if (unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
+    for (int i = 0; i < e->n_running; i++)   /* one in flight leaves once its tokens are back */
+        if (!e->running[i]->in_flight && unwanted(e->running[i])) sched_retire(e, e->running[i], "cancelled", gone);
     sched_compact(e);
     drop_cancelled(e, gone);
     for (int i = 0; i < e->n_running; i++) e->running[i]->chunk = 0;
@@ -249,7 +252,7 @@ int sched_compose(engine *e, request **gone) {
         budget -= n;
     }
     trace_where w = trace_at(L_SCHEDULER, DIR_NONE, NO_REQ, e->step);
-    trace_counter(w, "running", e->n_running, 0);
-    trace_counter(w, "waiting", e->n_waiting, 0);
+    trace_counter(w, e->running_name, e->n_running, 0);
+    trace_counter(w, e->waiting_name, e->n_waiting, 0);
     return e->o.max_num_batched_tokens - budget;
 }

@@ -25,6 +25,7 @@
 #include "layers/ops/sample.h"
 #include "layers/scheduler/metrics.h"
 #include "layers/scheduler/blocks.h"
+#include "layers/runtime/runtime.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -51,6 +52,7 @@ struct request {
     const int *stop_ids;
     const int *forced;           /* teacher forcing: the reply's ids, emitted whatever is sampled */
     int n_forced;
+    int unsampled;               /* with forced: no sampler run (nothing reads its draw or logprobs: hipath replay) */
     token_fn on_token;
     done_fn on_done;
     gone_fn client_gone;
@@ -71,6 +73,7 @@ struct request {
     int chunk;                   /* ids this step computes (0: not in this step) */
     int worst_blocks;            /* blocks for prompt + max_tokens */
     int seated;                  /* in running[], its worst case counted in promised */
+    int in_flight;               /* batches it is in whose tokens are not back (pipeline parallelism) */
     double t_admit, t_token;     /* first admission; last token */
     request *next;               /* waiting-queue link */
 };
@@ -85,7 +88,22 @@ typedef struct {
     int no_prefix_caching;
     int reserve_worst_case;      /* admit only when prompt + max_tokens fit beside those promised:
                                     nothing is ever preempted (hipath's scheduler before optimistic admission) */
+    int replica;                 /* --dp: which of the device's replicas (vLLM's data_parallel_rank) runs it */
 } engine_opts;
+
+/* A step's batch, as vLLM's SchedulerOutput with its model output: the
+ * requests, their sequences for forward(), their logits' rows, and, in
+ * flight on a pipeline, the event its logits are waited for by. */
+typedef struct {
+    request **batch;             /* [max_num_seqs] */
+    seq_step *seqs;
+    const char **fin;            /* each one's finish, once sampled (NULL: goes on) */
+    float *logits;               /* [max_num_seqs][vocab] */
+    int n, tokens, n_prefill, prefill_tokens, n_sampled, failed;
+    int64_t step;
+    uint64_t device_ns;          /* the forward's modeled device time (0 on a measured device) */
+    rt_event done;
+} scheduler_output;
 
 typedef struct {
     const model *m;
@@ -94,7 +112,11 @@ typedef struct {
     block_manager bm;            /* who holds which block, and the prefix cache */
     int *hit;                    /* a prefix-cache lookup's blocks, [kv.n_blocks] */
     forward_state fs;
-    float *logits, *work;        /* [max_num_seqs][vocab], sampler scratch */
+    float *logits, *work;        /* [batch_queue_size][max_num_seqs][vocab], sampler scratch */
+    /* The batches in flight, oldest first from queue_head (vLLM's batch
+     * queue): as many as the pipeline's stages (max_concurrent_batches). */
+    scheduler_output *batch_queue;
+    int batch_queue_size, queue_head, n_queued;
     int64_t step;                /* engine steps so far */
     /* Shared with the submitting threads, under mu. */
     pthread_mutex_t mu;
@@ -107,6 +129,9 @@ typedef struct {
     int quit, started;
     pthread_t thread;
     engine_metrics met;
+    /* The trace's names for its thread and counters: the plain ones with one
+     * replica, "engine R/..." with more (kept by pointer: a table made once). */
+    const char *thread_name, *running_name, *waiting_name, *kv_name, *tokens_name;
 } engine;
 
 enum { SUBMIT_OK = 0, SUBMIT_INVALID = -1, SUBMIT_NO_ROOM = -2, SUBMIT_CLOSED = -3 };
@@ -132,8 +157,12 @@ int  engine_generate(engine *e, request *r, char *err, int errlen);
  * tokenizer's end-of-turn tokens (text may be NULL). Returns how many were
  * written, at most cap. */
 int  engine_stop_ids(const model *m, const text_codec *text, int *ids, int cap);
-/* The engine's counters and gauges as Prometheus text (metrics.c). */
-void metrics_print(engine *e, FILE *f);
+/* The counters and gauges of n engines (--dp replicas) as Prometheus text,
+ * summed; with n > 1 each replica's load too, and their imbalance (metrics.c). */
+void metrics_print(engine *e, int n, FILE *f);
+/* Replica r's load: its running and waiting requests, and the tokens its
+ * steps computed (under its lock). */
+void engine_load(engine *e, int *running, int *waiting, uint64_t *tokens);
 
 /* The batch policy (scheduler.c), called by engine_step with e->mu held.
  * sched_compose: the next step: each request of running[0..n_running)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const DP_LB_NAME[2] = { "round_robin", "shortest_queue" };
+
 const char *served_name(const char *path, char *buf, int cap) {
     size_t n = strlen(path);
     while (n > 1 && path[n - 1] == '/') n--;
@@ -48,7 +50,9 @@ static int force_reply(served *s, const char *reply, char *err, int errlen) {
  * at 256 MiB of host memory. On cpu: 64 MiB. What it chose is printed.
  * Over --tp N GPUs each holds 1/N of the weights and its KV heads' share of
  * every token (a KV head is kept whole: past N = KV heads they repeat, as
- * vLLM does), and the whole workspace. The workspace holds a step's ids:
+ * vLLM does; MLA's latent is whole on each), and the whole workspace; over --pp M stages a GPU holds its
+ * stage's layers' share of both, the fullest stage's (the embedding and
+ * the LM head counted as if spread with the layers). The workspace holds a step's ids:
  * the budget with chunked prefill, else the longest prompt and a token of
  * every other request. */
 #define KV_MEMORY_SHARE 0.9
@@ -56,8 +60,10 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     int max_batch = eo->max_num_seqs, *kv_tokens = &eo->kv_tokens;
     const model_config *c = &s->m.cfg;
     const rt_device *d = rt_device_now();
-    int n = d->gpus, kv_split = n < c->n_kv_heads ? n : c->n_kv_heads;
-    double per_token = (double)model_kv_token_bytes(c, sizeof(float)), per_token_gpu = per_token / kv_split;   /* MLA: the latent */
+    int n = d->gpus, kv_split = c->kv_lora_rank ? 1 : n < c->n_kv_heads ? n : c->n_kv_heads;   /* MLA: the latent whole on each */
+    int stage_layers = c->n_layers / d->stages + (c->n_layers % d->stages > 0);   /* the fullest stage's (forward_stage_of) */
+    double stage_share = (double)stage_layers / c->n_layers;
+    double per_token = (double)model_kv_token_bytes(c, sizeof(float)), per_token_gpu = per_token / kv_split * stage_share;
     double budget = KV_MEMORY_SHARE * d->prof.memory_bytes, mb = o->kv_cache_mb;
     if (mb <= 0 && !(budget > 0)) mb = 64;
     if (mb > 0) {
@@ -69,7 +75,7 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
                 per_token, o->kv_cache_mb > 0 ? "asked for" : "the default on a device with no memory size");
         return 0;
     }
-    double weights = (double)weights_bytes(&s->m.files) / n;   /* one GPU's */
+    double weights = (double)weights_bytes(&s->m.files) / n * stage_share;   /* one GPU's */
     double ws_token = (double)forward_state_bytes(c, 1, 0), ws_fixed = (double)forward_state_bytes(c, 0, max_batch);
     int fixed_step = eo->max_num_batched_tokens > 0;   /* else the step grows with the context (served_open's default) */
     double room = budget - weights - ws_fixed - ws_token * (fixed_step ? eo->max_num_batched_tokens : max_batch);
@@ -77,18 +83,18 @@ static int size_kv(served *s, const server_opts *o, engine_opts *eo, char *err, 
     double step = fixed_step ? eo->max_num_batched_tokens : len + max_batch;
     double workspace = ws_fixed + ws_token * step, kv = budget - weights - workspace;
     const char *cap = "";
-    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0) {
-        kv = 268435456.0 / kv_split;
+    if (d->driver->has_data && d->driver->modeled && kv * kv_split > 268435456.0 / d->replicas) {
+        kv = 268435456.0 / d->replicas / kv_split;
         cap = ", capped at 256 MiB of host memory (sim computes on this host)";
     }
     if (len < 2 || kv < KV_BLOCK_SIZE * per_token_gpu)
         return snprintf(err, errlen, "%s: the weights (%.2f GB%s) and the workspace (%.2f GB) leave no room for a KV cache in %.0f%% of %.2f GB",
-                        d->name, weights / 1e9, n > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
+                        d->name, weights / 1e9, n * d->stages > 1 ? " a GPU" : "", workspace / 1e9, 100 * KV_MEMORY_SHARE, d->prof.memory_bytes / 1e9), -1;
     *kv_tokens = (int)fmin(kv / per_token_gpu, INT_MAX / 2);
     s->max_model_len = (int)len;
-    if (n > 1)
+    if (n * d->stages > 1)
         fprintf(stderr, "hipath: KV cache %d tokens over %d GPUs: on each, %.3g GB: %.0f%% of %s's %.4g GB, less its weights %.3g GB "
-                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n,
+                        "and workspace %.3g GB%s; context %d tokens (set with --kv-cache-mb, --max-model-len)\n", *kv_tokens, n * d->stages,
                 kv / 1e9, 100 * KV_MEMORY_SHARE, d->name, d->prof.memory_bytes / 1e9, weights / 1e9, workspace / 1e9, cap,
                 s->max_model_len);
     else
@@ -103,7 +109,10 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
     if (o->analytic_dtype ? model_load_analytic(&s->m, o->model_dir, o->analytic_dtype, NULL, err, errlen)
                           : model_load(&s->m, o->model_dir, err, errlen)) return -1;
     const model_config *c = &s->m.cfg;
-    if (forward_split_check(c, rt_device_now()->gpus, err, errlen)) goto fail_model;
+    if (forward_split_check(c, rt_device_now()->gpus, rt_device_now()->stages, rt_device_now()->ep, err, errlen)) goto fail_model;
+    s->dp = rt_device_now()->replicas;
+    s->dp_lb = o->dp_lb;
+    if (!(s->e = calloc(s->dp, sizeof *s->e))) { snprintf(err, errlen, "out of memory"); goto fail_model; }
     const char *tok = o->tokenizer_path ? o->tokenizer_path : s->m.tokenizer_path;
     if (!tok && !o->analytic_dtype) { snprintf(err, errlen, "%s: no tokenizer.json; the server needs one", o->model_dir); goto fail_model; }
     if (o->open_text(tok, c->vocab_size, &s->text, err, errlen)) goto fail_model;
@@ -135,26 +144,58 @@ int served_open(served *s, const server_opts *o, char *err, int errlen) {
         goto fail_tok;
     }
     if (eo.max_num_batched_tokens < eo.max_num_seqs) eo.max_num_seqs = eo.max_num_batched_tokens;   /* a token each, at most */
-    if (engine_init(&s->e, &s->m, &eo, err, errlen)) goto fail_tok;
+    int started = 0;
+    for (; started < s->dp; started++) {   /* each replica its own KV pool and GPUs, the same settings */
+        eo.replica = started;
+        if (engine_init(&s->e[started], &s->m, &eo, err, errlen)) goto fail_engines;
+        if (engine_start(&s->e[started])) {
+            snprintf(err, errlen, "cannot start the engine thread");
+            engine_free(&s->e[started]);
+            goto fail_engines;
+        }
+    }
     fprintf(stderr, "hipath: scheduler: max_num_batched_tokens %d, max_num_seqs %d, chunked prefill %s, prefix caching %s, %s\n",
             eo.max_num_batched_tokens, eo.max_num_seqs, eo.no_chunked_prefill ? "off" : "on", eo.no_prefix_caching ? "off" : "on",
             eo.reserve_worst_case ? "worst case reserved (never preempts)" : "optimistic admission, preemption by recompute");
-    if (engine_start(&s->e)) { snprintf(err, errlen, "cannot start the engine thread"); engine_free(&s->e); goto fail_tok; }
+    if (s->dp > 1)
+        fprintf(stderr, "hipath: data parallel: %d engine replicas, each its own %d GPU(s) and KV pool, requests balanced by %s\n",
+                s->dp, d->gpus * d->stages, DP_LB_NAME[s->dp_lb]);
     return 0;
 
+fail_engines:
+    for (int r = 0; r < started; r++) { engine_stop(&s->e[r]); engine_free(&s->e[r]); }
 fail_tok:
     free(s->forced);
     s->text.close(s->text.ctx);
 fail_model:
+    free(s->e);
     model_free(&s->m);
     return -1;
 }
 
+void served_stop(served *s) {
+    for (int r = 0; r < s->dp; r++) engine_stop(&s->e[r]);
+}
+
 void served_close(served *s) {
-    engine_free(&s->e);
+    for (int r = 0; r < s->dp; r++) engine_free(&s->e[r]);
+    free(s->e);
     s->text.close(s->text.ctx);
     model_free(&s->m);
     free(s->forced);
+}
+
+engine *served_engine(served *s) {
+    if (s->dp_lb == DP_LB_ROUND_ROBIN) return &s->e[atomic_fetch_add(&s->next, 1) % s->dp];
+    int best = 0, best_score = 0;
+    for (int r = 0; r < s->dp; r++) {
+        int running, waiting;
+        uint64_t tokens;
+        engine_load(&s->e[r], &running, &waiting, &tokens);
+        int score = 4 * waiting + running;
+        if (!r || score < best_score) best = r, best_score = score;
+    }
+    return &s->e[best];
 }
 
 /* The tokenizer's table (s->text) is the one server_opts.open_text

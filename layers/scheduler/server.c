@@ -330,7 +330,7 @@ static enum MHD_Result complete(server *s, struct MHD_Connection *c, conn *k) {
     j->r.t_arrive = t_arrive;
     if (served_prepare(&s->sv, j, &a, &e)) { job_release(j); return respond_error(s, c, &e, id); }
     char err[256];
-    int rc = job_submit(j, &s->sv.e, err, sizeof err);
+    int rc = job_submit(j, served_engine(&s->sv), err, sizeof err);
     if (rc) {
         int invalid = rc == SUBMIT_INVALID;
         api_fail(&e, invalid ? 400 : 503, invalid ? "invalid_request_error" : "server_error", NULL,
@@ -367,7 +367,7 @@ static char *metrics_text(server *s) {
         unsigned long long n = atomic_load(&s->responses[i]);
         if (n) fprintf(f, "hipath_http_responses_total{code=\"%d\"} %llu\n", i, n);
     }
-    metrics_print(&s->sv.e, f);
+    metrics_print(s->sv.e, s->sv.dp, f);
     fclose(f);
     return buf;
 }
@@ -574,7 +574,7 @@ server *server_start(const server_opts *o, char *err, int errlen) {
 
 fail_thread:
     free(s->api_key);
-    engine_stop(&s->sv.e);
+    served_stop(&s->sv);
     served_close(&s->sv);
     free(s);
     return NULL;
@@ -588,7 +588,7 @@ void server_stop(server *s) {
      * of epoll threads it can race a thread that is using the listening
      * socket and abort the process, as it did in a test). */
     atomic_store(&s->closing, 1);
-    engine_stop(&s->sv.e);       /* every job ends and resumes its connection, so every response can finish... */
+    served_stop(&s->sv);         /* every job ends and resumes its connection, so every response can finish... */
     for (int i = 0; i < 500 && atomic_load(&s->in_flight) > 0; i++) {   /* ...and is let finish (5 s at most) */
         struct timespec t = { 0, 10000000 };
         nanosleep(&t, NULL);

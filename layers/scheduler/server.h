@@ -74,6 +74,7 @@ typedef struct {
     int no_chunked_prefill;      /* a prompt is prefilled whole, in one step */
     int no_prefix_caching;       /* every prompt computed in full */
     int reserve_worst_case;      /* admit only when prompt + max_tokens fit: never preempts */
+    int dp_lb;                   /* over --dp replicas, which takes a request (served.h's DP_LB_*) */
     double kv_cache_mb;          /* 0: 90% of the device's memory left after weights and workspace
                                     (capped at 256 MiB on sim; 64 on cpu): server.c, size_kv */
     const char *api_key;         /* NULL: no key needed */

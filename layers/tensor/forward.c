@@ -10,10 +10,26 @@
  * transformer): the embedding and the LM head by vocabulary rows, q k v
  * gate up by output columns, attention by heads, o and down by input
  * rows, so that each GPU holds 1/tp of every matrix and of the KV cache
- * (past tp = KV heads, one KV head each, repeated, as vLLM does).
+ * (past tp = KV heads, one KV head each, repeated, as vLLM does; MLA's
+ * latent cache is whole on every GPU, its heads split: mla.c).
  * Wo and Wdown then leave partial sums: an all-reduce makes x whole on
  * every GPU before the residual add; the embedding's rows too. The norms
  * and adds run whole on every GPU. The logits are gathered to GPU 0.
+ *
+ * With --ep (expert parallelism, tp = ep) a MoE layer's experts are spread
+ * over the GPUs, E/ep whole on each, as DeepEP and SGLang's EP MoE run them:
+ * attention's partial sums are reduce-scattered (each GPU then holds 1/ep
+ * of the tokens), each GPU sends its tokens to their experts' GPUs and
+ * gets the outputs back (two all-to-alls, moe.c), and an all-gather makes
+ * x whole again for the next attention: the all-reduce's two halves, with
+ * the experts between them.
+ *
+ * Over pp stages (pipeline parallelism) the layers are cut into pp runs,
+ * as vLLM's get_pp_indices cuts them, each stage its own tp GPUs: the
+ * first embeds, the last computes the logits, and each hands x to the
+ * next (a send: T x dim f32). The logits then come back without the host
+ * waiting: the engine waits for the step's event when it needs them, so
+ * that other micro-batches are in the pipeline meanwhile.
  */
 #include "layers/tensor/forward.h"
 #include "layers/tensor/moe.h"
@@ -39,8 +55,9 @@ static void sizes(const model_config *c, size_t T, size_t S, size_t bytes[A_N]) 
     if (shared > ffn) ffn = shared;         /* the shared experts' FFN uses gate and up too */
     bytes[A_X] = T * dim * f;
     bytes[A_XB] = T * (dim > q_dim ? dim : q_dim) * f;
-    bytes[A_Q] = bytes[A_ATT] = T * q_dim * f;
-    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* MLA: mla_state's latent instead */
+    bytes[A_Q] = T * q_dim * f;
+    bytes[A_ATT] = c->kv_lora_rank ? 0 : T * q_dim * f;                /* MLA: mla_state's att, and */
+    bytes[A_K] = bytes[A_V] = c->kv_lora_rank ? 0 : T * kv_dim * f;   /* its latent instead of k, v */
     bytes[A_GATE] = bytes[A_UP] = T * ffn * f;
     bytes[A_XLAST] = S * dim * f;
     bytes[A_LOGITS] = S * (size_t)c->vocab_size * f;
@@ -60,17 +77,32 @@ size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs) 
     return sum + mla_state_bytes(c, max_tokens);
 }
 
-int forward_split_check(const model_config *c, int tp, char *err, int errlen) {
+int forward_split_check(const model_config *c, int tp, int pp, int ep, char *err, int errlen) {
+    if (pp > c->n_layers) return snprintf(err, errlen, "pp %d: more stages than the %d layers", pp, c->n_layers), -1;
+    if (ep > 1 && !c->n_experts) return snprintf(err, errlen, "ep %d: the model has no experts (a dense FFN)", ep), -1;
+    if (ep > 1 && c->n_experts % ep)
+        return snprintf(err, errlen, "ep %d: it must divide the %d experts (each GPU holds as many)", ep, c->n_experts), -1;
     if (tp <= 1) return 0;
-    if (c->kv_lora_rank) return snprintf(err, errlen, "tp %d: splitting MLA (deepseek_v3's attention) over GPUs is not modeled", tp), -1;
     if (c->n_heads % tp) return snprintf(err, errlen, "tp %d: it must divide the %d attention heads", tp, c->n_heads), -1;
-    if (c->n_kv_heads % tp && tp % c->n_kv_heads)
+    if (!c->kv_lora_rank && c->n_kv_heads % tp && tp % c->n_kv_heads)   /* MLA: the latent is whole on every GPU */
         return snprintf(err, errlen, "tp %d: it must divide the %d KV heads, or be a multiple of them (each GPU then keeps one)",
                         tp, c->n_kv_heads), -1;
     if (c->hidden_dim % tp) return snprintf(err, errlen, "tp %d: it must divide intermediate_size %d", tp, c->hidden_dim), -1;
-    if (c->n_experts && c->moe_hidden_dim % tp)
+    if (c->n_experts && ep == 1 && c->moe_hidden_dim % tp)
         return snprintf(err, errlen, "tp %d: it must divide the experts' moe_intermediate_size %d", tp, c->moe_hidden_dim), -1;
     return 0;
+}
+
+/* Layer l's stage of pp, as vLLM's get_pp_indices: n_layers / pp each, the
+ * remainder one more each to the stages before the last, from the last but
+ * one back (the first holds the embedding and the last the LM head). */
+int forward_stage_of(int n_layers, int pp, int l) {
+    int base = n_layers / pp, extra = n_layers % pp, end = 0;
+    for (int s = 0; s < pp; s++) {
+        end += base + (s >= pp - 1 - extra && s < pp - 1);
+        if (l < end) return s;
+    }
+    return pp - 1;
 }
 
 int forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs) {
@@ -126,7 +158,8 @@ static void stack(forward_state *s, const seq_step *seqs, int n_seqs, int T, int
 
 /* logits = Wlm . norm(x), only for each sequence's last row that needs
  * them; then up to the host: the copy waits for every kernel queued before it. */
-static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs, int n_logits, op_plan whole, op_plan cols) {
+static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs, int n_logits, op_plan whole, op_plan cols,
+                    int wait) {
     const model_config *c = &m->cfg;
     int dim = c->dim, vocab = c->vocab_size;
     for (int i = 0, t = 0, r = 0; i < n_seqs; t += seqs[i].n, i++)
@@ -141,7 +174,7 @@ static void lm_head(const model *m, forward_state *s, seq_step *seqs, int n_seqs
             trace_flow_in(trace_request_flow(seqs[i].req, HOP_COMPUTED));
             trace_flow_out(trace_request_flow(seqs[i].req, HOP_COPIED_BACK));
         }
-        rt_copy(seqs[i].logits, s->logits + (size_t)r++ * vocab, vocab * sizeof(float), COPY_D2H, whole.step);
+        (wait ? rt_copy : rt_copy_async)(seqs[i].logits, s->logits + (size_t)r++ * vocab, vocab * sizeof(float), COPY_D2H, whole.step);
     }
 }
 
@@ -153,13 +186,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
     int dim = c->dim, hd = c->head_dim;
     int adjacent = c->rope == ROPE_ADJACENT;
 
-    /* The plan: how each op splits over the tp GPUs (ops.h). */
-    int tp = rt_device_now()->gpus;
+    /* The plan: how each op splits over the tp GPUs (ops.h); which of the pp stages runs it. */
+    int tp = rt_device_now()->gpus, pp = rt_device_now()->stages, ep = rt_device_now()->ep, stage = 0;
     int kv_split = tp < c->n_kv_heads ? tp : c->n_kv_heads;   /* past tp = KV heads, a KV head repeats */
     op_plan whole = { step, 1, SPLIT_OUT }, cols = { step, tp, SPLIT_OUT }, rows = { step, tp, SPLIT_IN },
             kv_cols = { step, kv_split, SPLIT_OUT };
 
     trace_where w = trace_at(L_TENSOR, DIR_DOWN, NO_REQ, step);
+    rt_stage(0);
     op_fan_out(tp);   /* the step fans out: an arrow to each GPU's first work */
     /* an arrow on to the first thing it does: copy the ids (layer 2) */
     trace_begin_flowing(w, "forward", TRACE_ARGS(TA_INT("tokens", T), TA_INT("seqs", n_seqs), TA_INT("dim", dim),
@@ -172,10 +206,14 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
 
     for (int l = 0; l < c->n_layers; l++) {
         const layer_weights *L = &m->w.layer[l];
+        if (forward_stage_of(c->n_layers, pp, l) != stage) {   /* the next stage's first layer: x goes over to it */
+            op_send(whole, "pp_send", T, dim, stage, stage + 1);
+            rt_stage(++stage);
+        }
         trace_begin(w, "layer", TRACE_ARGS(TA_INT("layer", l)));
 
         op_rmsnorm(whole, "attn_norm", s->xb, s->x, L->attn_norm, T, dim, c->norm_eps);
-        if (c->kv_lora_rank) mla_attention(c, L, &s->mla, s->xb, s->xb, s->q, kv, &s->batch, l, s->d_pos, whole);   /* deepseek_v3 */
+        if (c->kv_lora_rank) mla_attention(c, L, &s->mla, s->xb, s->xb, s->q, kv, &s->batch, l, s->d_pos, whole, cols, rows);   /* deepseek_v3 */
         else {
             op_matmul(cols, "q_proj", s->q, s->xb, L->wq, L->bq, T);   /* each GPU: its query heads */
             if (c->qk_norm) op_rmsnorm(cols, "q_norm", s->q, s->q, L->q_norm, T * c->n_heads, hd, c->norm_eps);   /* qwen3 */
@@ -188,7 +226,9 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             op_attention(kv_cols, s->att, s->q, kv, &s->batch, l, c->n_heads, c->n_kv_heads, hd);
             op_matmul(rows, "o_proj", s->xb, s->att, L->wo, NULL, T);
         }
-        if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
+        int ep_layer = ep > 1 && L->w_router;   /* its experts spread over the GPUs (moe.c) */
+        if (ep_layer) op_reduce_scatter(whole, "attn_reduce_scatter", T, dim);   /* each GPU: its tokens' sums, to dispatch */
+        else if (tp > 1) op_all_reduce(whole, "attn_all_reduce", T, dim);   /* Wo's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 
         op_rmsnorm(whole, "ffn_norm", s->xb, s->x, L->ffn_norm, T, dim, c->norm_eps);
@@ -199,14 +239,15 @@ int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int 
             op_silu_mul(cols, s->gate, s->up, T, c->hidden_dim);
             op_matmul(rows, "down_proj", s->xb, s->gate, L->w_down, NULL, T);
         }
-        if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
+        if (ep_layer) op_all_gather(whole, "moe_all_gather", T, dim);   /* each GPU's tokens to all, for attention */
+        else if (tp > 1) op_all_reduce(whole, "mlp_all_reduce", T, dim);   /* Wdown's partial sums */
         op_add(whole, "residual", s->x, s->xb, T, dim);
 
         trace_end(w, NO_ARGS);
     }
     for (int i = 0; i < n_seqs; i++) seqs[i].kv->len += seqs[i].n;
 
-    if (n_logits) lm_head(m, s, seqs, n_seqs, n_logits, whole, cols);
+    if (n_logits) lm_head(m, s, seqs, n_seqs, n_logits, whole, cols, pp == 1);
     trace_end(w, NO_ARGS);
     return 0;
 }

@@ -46,13 +46,20 @@ typedef struct {
 int  forward_state_init(forward_state *s, const model_config *c, int max_tokens, int max_seqs);
 /* The device memory forward_state_init takes: affine in both. */
 size_t forward_state_bytes(const model_config *c, int max_tokens, int max_seqs);
-/* Can forward() split this model over tp GPUs? Each GPU takes whole heads,
- * and whole KV heads (or one, repeated, past tp = KV heads, as vLLM does).
- * 0, or -1 with a one-line reason. */
-int forward_split_check(const model_config *c, int tp, char *err, int errlen);
+/* Can forward() split this model over tp GPUs and pp stages? Each GPU
+ * takes whole heads, and whole KV heads (or one, repeated, past tp = KV
+ * heads, as vLLM does); each stage one layer at least; ep GPUs the same
+ * number of whole experts each (ep > 1: tp = ep, rt_open's rule). 0, or -1 with a
+ * one-line reason. */
+int forward_split_check(const model_config *c, int tp, int pp, int ep, char *err, int errlen);
+/* The stage (0..pp) that computes layer l (vLLM's get_pp_indices). */
+int forward_stage_of(int n_layers, int pp, int l);
 void forward_state_free(forward_state *s);
 
-/* Run one step. Returns 0, or -1 if the step is larger than the state. */
+/* Run one step. Returns 0, or -1 if the step is larger than the state.
+ * Over pp > 1 stages the logits' copies are queued, not waited for: the
+ * caller records an event (rt_event_record) and waits for it before
+ * reading them. */
 int forward(const model *m, forward_state *s, kv_cache *kv, seq_step *seqs, int n_seqs, int64_t step);
 
 #endif

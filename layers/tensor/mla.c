@@ -60,23 +60,23 @@ void mla_state_free(mla_state *s) {
 }
 
 void mla_attention(const model_config *c, const layer_weights *L, mla_state *s, float *out, const float *x, float *q,
-                   kv_cache *kv, const kv_batch *b, int l, const int *pos, op_plan p) {
+                   kv_cache *kv, const kv_batch *b, int l, const int *pos, op_plan whole, op_plan cols, op_plan rows) {
     mla_dims d = mla_dims_of(c);
     int T = b->T, adjacent = c->rope == ROPE_ADJACENT;
     if (L->wq_a) {   /* the query through its own low rank */
-        op_matmul(p, "q_a_proj", s->q_a, x, L->wq_a, NULL, T);
-        op_rmsnorm(p, "q_a_layernorm", s->q_a, s->q_a, L->q_a_norm, T, c->q_lora_rank, c->norm_eps);
-        op_matmul(p, "q_b_proj", q, s->q_a, L->wq, NULL, T);
-    } else op_matmul(p, "q_proj", q, x, L->wq, NULL, T);
+        op_matmul(whole, "q_a_proj", s->q_a, x, L->wq_a, NULL, T);
+        op_rmsnorm(whole, "q_a_layernorm", s->q_a, s->q_a, L->q_a_norm, T, c->q_lora_rank, c->norm_eps);
+        op_matmul(cols, "q_b_proj", q, s->q_a, L->wq, NULL, T);   /* each GPU: its heads */
+    } else op_matmul(cols, "q_proj", q, x, L->wq, NULL, T);
     /* kv_a_proj_with_mqa's two row blocks: the latent and the shared rope key */
-    op_matmul(p, "kv_a_proj_c_kv", s->c_kv, x, &L->w_dkv, NULL, T);
-    op_rmsnorm(p, "kv_a_layernorm", s->c_kv, s->c_kv, L->kv_a_norm, T, d.rank, c->norm_eps);
-    op_matmul(p, "kv_a_proj_k_pe", s->k_pe, x, &L->w_kr, NULL, T);
-    op_rope(p, s->k_pe, T, 1, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
-    op_mla_kv_append(p, kv, b, l, s->c_kv, s->k_pe, d);
-    op_mla_absorb(p, s->q_lat, s->q_pe, q, L->w_kv_b, T, d);
-    op_rope(p, s->q_pe, T, d.n_heads, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
-    op_mla_attention(p, s->o_lat, s->q_lat, s->q_pe, kv, b, l, d);
-    op_mla_up_v(p, s->att, s->o_lat, L->w_kv_b, T, d);
-    op_matmul(p, "o_proj", out, s->att, L->wo, NULL, T);
+    op_matmul(whole, "kv_a_proj_c_kv", s->c_kv, x, &L->w_dkv, NULL, T);
+    op_rmsnorm(whole, "kv_a_layernorm", s->c_kv, s->c_kv, L->kv_a_norm, T, d.rank, c->norm_eps);
+    op_matmul(whole, "kv_a_proj_k_pe", s->k_pe, x, &L->w_kr, NULL, T);
+    op_rope(whole, s->k_pe, T, 1, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
+    op_mla_kv_append(whole, kv, b, l, s->c_kv, s->k_pe, d);
+    op_mla_absorb(cols, s->q_lat, s->q_pe, q, L->w_kv_b, T, d);
+    op_rope(cols, s->q_pe, T, d.n_heads, d.rope, pos, c->rope_theta, s->inv_freq, adjacent);
+    op_mla_attention(cols, s->o_lat, s->q_lat, s->q_pe, kv, b, l, d);
+    op_mla_up_v(cols, s->att, s->o_lat, L->w_kv_b, T, d);
+    op_matmul(rows, "o_proj", out, s->att, L->wo, NULL, T);
 }

@@ -25,8 +25,11 @@ mla_dims mla_dims_of(const model_config *c);
 /* out [T, dim] = the attention block of layer l on x [T, dim] (the normed
  * residual) for the step's sequences b, through the latent cache; q is
  * scratch of [T, H, qk_nope + qk_rope]; pos the rows' positions on the
- * device. out may be x. */
+ * device. out may be x. Over tp GPUs (forward.c's plans: whole, cols,
+ * rows) as vLLM splits it: the heads by columns, o_proj by rows (out is a
+ * partial sum to all-reduce), the latent's projections and cache whole on
+ * every GPU. */
 void mla_attention(const model_config *c, const layer_weights *L, mla_state *s, float *out, const float *x, float *q,
-                   kv_cache *kv, const kv_batch *b, int l, const int *pos, op_plan p);
+                   kv_cache *kv, const kv_batch *b, int l, const int *pos, op_plan whole, op_plan cols, op_plan rows);
 
 #endif

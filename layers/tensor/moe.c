@@ -9,6 +9,7 @@
  * so a step reads only the experts its tokens chose.
  */
 #include "layers/tensor/moe.h"
+#include "layers/runtime/runtime.h"
 #include <stdio.h>
 
 int model_layer_is_moe(const model_config *c, int l) {
@@ -32,17 +33,21 @@ void moe_name(const model_config *c, int l, int e, enum moe_part part, char *nam
 
 void moe_ffn(const model *m, forward_state *s, const layer_weights *L, int l, int T, op_plan whole, op_plan cols, op_plan rows) {
     const model_config *c = &m->cfg;
-    int k = c->n_experts_per_tok, dim = c->dim;
+    int k = c->n_experts_per_tok, dim = c->dim, ep = rt_device_now()->ep;
     moe_gate g = { c->n_experts, k, c->gating == GATE_SIGMOID, c->norm_topk_prob, c->routed_scaling, c->n_group, c->topk_group,
                    L->router_bias };
+    /* tp: each GPU its columns of every expert's FFN (vLLM's TP of experts);
+     * ep: each GPU its E/ep experts whole, over the rows sent to them */
+    op_plan experts = { whole.step, ep, SPLIT_EXPERTS }, e_cols = ep > 1 ? experts : cols, e_rows = ep > 1 ? experts : rows;
     op_matmul(whole, "router", s->router, s->xb, L->w_router, NULL, T);
     op_moe_route(whole, s->e_ids, s->e_w, s->router, T, &g, &s->groups, l);
-    /* each GPU: its columns of every expert's FFN (vLLM's TP of experts) */
-    op_moe_matmul(cols, "experts_gate_proj", s->e_gate, s->xb, L->e_gate, &s->groups, 1);
-    op_moe_matmul(cols, "experts_up_proj", s->e_up, s->xb, L->e_up, &s->groups, 1);
-    op_silu_mul(cols, s->e_gate, s->e_up, T * k, c->moe_hidden_dim);
-    op_moe_matmul(rows, "experts_down_proj", s->e_out, s->e_gate, L->e_down, &s->groups, 0);
-    if (L->s_gate) {   /* the shared experts: one dense SwiGLU FFN every token takes */
+    if (ep > 1) op_moe_all_to_all(experts, "moe_dispatch", &s->groups, dim, 0);   /* each token to its experts' GPUs */
+    op_moe_matmul(e_cols, "experts_gate_proj", s->e_gate, s->xb, L->e_gate, &s->groups, 1);
+    op_moe_matmul(e_cols, "experts_up_proj", s->e_up, s->xb, L->e_up, &s->groups, 1);
+    op_silu_mul(ep > 1 ? cols : e_cols, s->e_gate, s->e_up, T * k, c->moe_hidden_dim);   /* ep: as if the rows were even */
+    op_moe_matmul(e_rows, "experts_down_proj", s->e_out, s->e_gate, L->e_down, &s->groups, 0);
+    if (ep > 1) op_moe_all_to_all(experts, "moe_combine_a2a", &s->groups, dim, 1);   /* and each output back */
+    if (L->s_gate) {   /* the shared experts: one dense SwiGLU FFN every token takes (ep: each GPU its tokens', the same share) */
         op_matmul(cols, "shared_gate_proj", s->gate, s->xb, L->s_gate, NULL, T);
         op_matmul(cols, "shared_up_proj", s->up, s->xb, L->s_up, NULL, T);
         op_silu_mul(cols, s->gate, s->up, T, (int)L->s_gate->shape[0]);

@@ -66,6 +66,12 @@ mutant attention_kernels.h 's|p0 + j < len|p0 + j <= len|' "attention: one key p
 mutant attention_kernels.h 's|^    for (int p0 = 0; p0 <= last; p0 += BS) {|    if (i >= n) return;\n&|' "attention: rows past n return before the barriers"
 mutant attention_kernels.h 's|Vs = tile + BS \* head_dim|Vs = tile + (BS + 1) * head_dim|' "attention: V placed one key row too far in LDS"
 mutant attention_kernels.h '/m = mn;/{n;n;d}' "attention: no barrier before the next block's K/V overwrite LDS" tsan
+mutant mla_kernels.h 's|d += qp\[r\] \* row\[rank + e\]|d += qp[r] * row[e]|' "mla attention: the rope key read from the latent's start"
+mutant mla_kernels.h 's|p0 + j < len|p0 + j <= len|' "mla attention: one key past the causal limit"
+mutant mla_kernels.h '/m = mn;/{n;n;d}' "mla attention: no barrier before the next block's rows overwrite LDS" tsan
+mutant mla_kernels.h 's|(h \* (nope + v_dim) + i) \* row_bytes|(h * (nope + v_dim) + nope + i) * row_bytes|' "mla_absorb: W_UV's rows taken for W_UK"
+mutant mla_kernels.h 's|(h \* (nope + v_dim) + nope + i) \* row_bytes|(h * (nope + v_dim) + i) * row_bytes|' "mla_up_v: W_UK's rows taken for W_UV"
+mutant mla_kernels.h 's|e - rank\]|e]|' "mla_kv_append: k_pe indexed as if it followed c_kv"
 
 echo "$n mutants, $((n - survived)) caught, $survived not"
 [ $survived -eq 0 ]

@@ -19,10 +19,12 @@ setup() {
 }
 
 # start NAME MODEL ARGS...: serve MODEL on a free port (--port 0); sets PID and PORT.
+# MODEL "": none (an analytic model's --analytic --config CONFIG are in ARGS).
 start() {
   name=$1 model=$2; shift 2
+  [ -n "$model" ] && set -- --model "$model" "$@"
   : >$OUT/$name.log   # empty now: the sed below must not read an earlier run's port
-  "$HIPATH" serve --model "$model" --port 0 "$@" >$OUT/$name.log 2>&1 &
+  "$HIPATH" serve --port 0 "$@" >$OUT/$name.log 2>&1 &
   PID=$!
   PIDS="$PIDS $PID"
   for i in $(seq 1 300); do
@@ -44,4 +46,13 @@ stop() {
   else
     echo "ok   server '$1' stopped cleanly"
   fi
+}
+
+# refuse WANT ARGS...: `hipath run ARGS... Hi` must fail with one line that
+# says WANT (a bad option, an impossible split).
+refuse() {
+  want=$1; shift
+  if "$HIPATH" run --max-tokens 2 "$@" Hi > /dev/null 2> "$OUT/refused.err"; then echo "FAIL: $* was not refused"; fail=1; return; fi
+  if [ "$(wc -l < "$OUT/refused.err")" -eq 1 ] && grep -q "$want" "$OUT/refused.err"; then echo "ok refused: $(cat "$OUT/refused.err")"
+  else echo "FAIL: $* refused with: $(cat "$OUT/refused.err")"; fail=1; fi
 }

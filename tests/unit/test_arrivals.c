@@ -42,7 +42,7 @@ static int two(double t0, double t1, int tok_b) {
     }
     assert_int_equal(engine_init(&e, &F.m, &o, F.err, sizeof F.err), 0);
     uint64_t dev0 = rt_modeled_ns();
-    int rc = arrivals_run(&e, F.a, N, &F.s, F.err, sizeof F.err);
+    int rc = arrivals_run(&e, F.a, N, 0, &F.s, F.err, sizeof F.err);
     F.dev_s = (rt_modeled_ns() - dev0) * 1e-9;
     engine_free(&e);
     return rc;
@@ -103,7 +103,7 @@ static void busy_is_the_kernels_not_the_span(void **state) {
     p.peak.fp32 = 1e12;
     sim_kernel k;
     char err[128];
-    sim_open(&p, 1);
+    sim_open(&p, 1, 1, 1);
     assert_int_equal(sim_model(&p, 10, 32, 1e6, 1e6, p.peak.fp32, &k, err, sizeof err), 0);   /* 1 us */
     sim_launch("k", "op", 0, &k, 1e6, 1e6, 0);
     sim_launch("k", "op", 0, &k, 1e6, 1e6, 5000);   /* launched at 5 us, after a 4 us idle gap */

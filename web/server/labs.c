@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LABS 9
+#define LABS 10
 #define RUN_LIMIT_S 600
 
 extern char **environ;
@@ -258,10 +258,11 @@ enum MHD_Result web_labs(web *w, web_req *rq, const char *method, const char *re
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     enum MHD_Result r;
     if (!*rest) return get ? list(w, rq) : web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
-    int n = rest[0] - '0';
-    if (n < 1 || n > LABS || (rest[1] && strcmp(rest + 1, "/run")))
+    char *end;
+    long n = rest[0] >= '1' && rest[0] <= '9' ? strtol(rest, &end, 10) : 0;   /* 1..LABS, no sign, no zeros in front */
+    if (n < 1 || n > LABS || (*end && strcmp(end, "/run")))
         return web_fail(rq, 404, "not_found", NULL, "no such lab: %.40s (labs 1 to %d)", rest, LABS);
-    int run = rest[1] != 0;
+    int run = *end != 0;
     if (run ? strcmp(method, "POST") : !get)
         return web_fail(rq, 405, "method_not_allowed", NULL, "%.16s is not allowed here", method);
     const char *dev = device_param(rq, &r);

@@ -44,7 +44,7 @@ static const char *page_of(const char *url) {
     if (!strcmp(url, "/labs") || !strcmp(url, "/labs/")) return "labs.html";
     if (!strcmp(url, "/join")) return "join.html";
     if (!strcmp(url, "/teacher")) return "teacher.html";
-    if (!strncmp(url, "/labs/", 6) && url[6] >= '1' && url[6] <= '9' && !url[7]) return "labs.html";
+    if (!strncmp(url, "/labs/", 6) && url[6] >= '1' && url[6] <= '9' && (!url[7] || (!strcmp(url + 6, "10")))) return "labs.html";
     return NULL;
 }
 

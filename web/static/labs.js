@@ -14,7 +14,7 @@ const rows = (q, where = {}) => doc.result.rows.filter(r => r.quantity === q && 
 const distinct = (key, list = doc.result.rows) => [...new Set(list.map(r => r[key]))];
 // A step-like time is mixed on a simulated device (host measured, device modeled), device time modeled; on cpu both measured.
 const c = key => hp.t("c")[key] ?? key;   // a chart's words
-const clock = (device, what) => device.startsWith("cpu") ? hp.t("measured") : hp.t(what === "device" ? "modeled" : "mixed");
+const clock = (device, what) => what === "real" ? hp.t("real") : device.startsWith("cpu") ? hp.t("measured") : hp.t(what === "device" ? "modeled" : "mixed");
 
 function card(title, svg, note) {
   const d = document.createElement("div");
@@ -62,6 +62,14 @@ const catLabel = (ch, r) => Object.entries(ch.rename ?? {}).reduce((t, [a, b]) =
 const named = (s, ps, name) => `${name ? name + ": " : ""}${say(s)} (${s.col === "predicted" ? hp.t("predicted") : clock(ps[0].r.device, s.clock)})`;
 const axes2 = ch => ({ xlog: ch.xlog, ylog: ch.ylog, xlabel: say(ch, "xlabel", "xkey"), ylabel: say(ch, "ylabel", "ykey"), width: 620, height: 380 });
 
+// Series s's values of the chart's run: each request's TTFT or TPOT, real (the engine's own timestamps) or modeled, s.
+function replayed(ch, s) {
+  const reqs = doc.result.runs.find(r => r.name === ch.run).requests, pre = s.col === "real" ? "real_" : "";
+  return s.v === "ttft" ? reqs.map(q => q[pre + "first_s"])
+    : reqs.filter(q => q.output_toks > 1).map(q => (q[pre + "last_s"] - q[pre + "first_s"]) / (q.output_toks - 1));
+}
+const replayName = s => `${say(s)} (${hp.t(s.col === "real" ? "real" : "modeled")})`;
+
 const KINDS = {
   lines(ch, rs) {
     const series = [];
@@ -84,6 +92,28 @@ const KINDS = {
         const v = g.find(p => p.r[ch.cat] === c)?.v;
         return ch.floor ? Math.max(ch.floor, v ?? 0) : v ?? null;
       }) })) });
+  },
+  // A replay's requests (labN.json's runs): the share at or below each TTFT or TPOT, real against modeled.
+  cdf(ch) {
+    const series = ch.series.map((s, i) => {
+      const v = replayed(ch, s).sort((a, b) => a - b);
+      return { name: replayName(s), color: PALETTE[Math.floor(i / 2) % PALETTE.length], dash: s.col === "real" ? "" : "5 3", dots: false,
+               points: v.flatMap((x, k) => [[x, k / v.length], [x, (k + 1) / v.length]]) };
+    });
+    return lineChart({ ...axes2(ch), series, xname: say(ch, "xlabel", "xkey"), yname: say(ch, "ylabel", "ykey") });
+  },
+  // Over the run, the requests in the engine (arrived, not finished) or waiting (no first token yet), real against modeled.
+  inflight(ch) {
+    const reqs = doc.result.runs.find(r => r.name === ch.run).requests;
+    const series = ch.series.map((s, i) => {
+      const end = (s.col === "real" ? "real_" : "") + (s.v === "in_engine" ? "last_s" : "first_s");
+      const ev = reqs.flatMap(q => [[q.arrival_s, 1], [q.arrival_s + q[end], -1]]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+      let n = 0;
+      const points = [[0, 0]];
+      for (const [t, d] of ev) { points.push([t, n]); n += d; points.push([t, n]); }
+      return { name: replayName(s), color: PALETTE[Math.floor(i / 2) % PALETTE.length], dash: s.col === "real" ? "" : "5 3", dots: false, points };
+    });
+    return lineChart({ ...axes2(ch), series, xname: say(ch, "xlabel", "xkey"), yname: say(ch, "ylabel", "ykey") });
   },
   // Each kernel at its intensity I and attained FLOP/s (its roof fraction times min(Π, Iβ)), under the roof.
   roofline(ch, rs) {
@@ -158,7 +188,7 @@ async function show(device) {
 async function main() {
   await hp.header("labs");
   const nav = document.getElementById("labs-nav");
-  for (let n = 1; n <= 9; n++) {
+  for (let n = 1; n <= hp.t("labtitle").length - 1; n++) {
     const a = document.createElement("a");
     a.href = `/labs/${n}`;
     a.textContent = `${n}. ${hp.t("labtitle")[n]}`;
