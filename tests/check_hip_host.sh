@@ -82,6 +82,9 @@ gen() {
 
 gen tiny-hi models/tiny-hi --max-tokens 8 \
   --prompt "Hi! This message is long enough that its prompt fills three blocks of the KV cache."
+# MI300X's 304 CUs: the prompt's down_proj (4 tiles, K = 512) splits K in 2 (matmul.hip's split-K)
+HIPATH_CPU_CUS=304 gen "tiny-hi on 304 CUs" models/tiny-hi --max-tokens 8 \
+  --prompt "Hi! This message is long enough that its prompt fills three blocks of the KV cache."
 IDS=$(python3 -c "print(','.join(str((7 * i * i + 3) % 251 + 3) for i in range(36)))")
 for m in "$OUT"/models/*/; do
   case $(basename "$m") in bad-*) continue;; esac

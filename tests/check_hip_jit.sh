@@ -34,6 +34,7 @@ rmsnorm_kernel
 rope_kernel
 silu_mul_kernel
 add_kernel
+gemm_init_kernel
 gemm_kernel<DT_F32>
 gemm_kernel<DT_F16>
 gemm_kernel<DT_BF16>

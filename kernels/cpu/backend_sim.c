@@ -15,19 +15,18 @@
 #include <stdlib.h>
 
 static int wave(void) { return sim_profile()->wavefront_size; }
+static int cus(void) { return sim_profile()->compute_units; }
 static int twin(void) { return rt_device_now()->driver->has_data; }
 
-/* Launch `kernel` with shape d; returns when emulation starts. Split over
- * GPUs, each GPU does 1/split of the FLOPs and bytes: with 1/split of the
- * grid (its outputs), or along the input with the whole grid, each
- * workgroup's loop 1/split as long. */
-static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
+static int gpus(const kcost *c) { return c->split > 1 ? c->split : 1; }
+
+/* Launch `kernel` with d, one GPU's shape; returns when emulation starts.
+ * Split over GPUs, each does 1/split of the FLOPs and bytes. */
+static uint64_t launch_shard(const kcost *c, const char *kernel, kdims d) {
     sim_kernel k;
     char err[256];
     const gpu_profile *g = sim_profile();
-    int n = c->split > 1 ? c->split : 1;
-    double flops = c->flops / n, bytes = c->bytes / n;
-    if (!c->split_in) d.grid = (d.grid + n - 1) / n;
+    double flops = c->flops / gpus(c), bytes = c->bytes / gpus(c);
     if (sim_model(g, d.grid, d.block, flops, bytes, gpu_profile_matmul_peak(g, c->dt), &k, err, sizeof err)) {
         fprintf(stderr, "hipath: layer 1 gpu: %s: %s\n", kernel, err);   /* shapes come from a checked model */
         abort();
@@ -38,6 +37,14 @@ static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
     rt_kernel_done(c->name, k.total_s, flops, bytes);
     return end;
 }
+/* The same with d the whole op's shape: each GPU with 1/split of the grid
+ * (its outputs), or along the input with the whole grid, each
+ * workgroup's loop 1/split as long. */
+static uint64_t launch(const kcost *c, const char *kernel, kdims d) {
+    if (!c->split_in) d.grid = cdiv(d.grid, gpus(c));
+    return launch_shard(c, kernel, d);
+}
+
 /* Expert parallelism: GPU i runs its experts' tiles over their rows, the
  * weights of those some row chose read once each; each GPU its own shape,
  * the slowest setting the group's pace (the hot-expert straggler). */
@@ -93,8 +100,25 @@ static uint64_t rmsnorm(const kcost *c, float *o, const float *x, const float *w
     if (twin()) k_rmsnorm(o, x, w, T, n, eps);
     return emulated(t);
 }
+/* A GEMM is shaped on one GPU's shard (N/split outputs, or K/split
+ * inputs), as that GPU's library would: split-K (geometry.h) when its
+ * tiles are fewer than the CUs. Split in S, it runs as matmul.hip does: a
+ * pass that writes y (4 T N bytes), then S slices each adding its partial
+ * tile into y, S read-modify-writes of y in place of the one store. */
+static uint64_t gemm(const kcost *c, int T, int N, int K) {
+    int n = gpus(c), Ns = c->split_in ? N : cdiv(N, n), Ks = c->split_in ? cdiv(K, n) : K;
+    int S = cdiv(Ks, gemm_slice_k(T, Ns, Ks, cus()));
+    kcost g = *c;
+    if (S > 1) {
+        kcost z = *c;
+        z.flops = 0, z.bytes = 4.0 * T * Ns * n;
+        launch_shard(&z, "gemm_init", geo_elementwise(T * Ns));
+        g.bytes += 4.0 * T * Ns * (2 * S - 1) * n;
+    }
+    return launch_shard(&g, "gemm", geo_matmul(T, Ns, Ks, wave(), cus()));
+}
 static uint64_t matmul(const kcost *c, float *y, const float *x, const tensor *W, const float *b, int T, int N, int K) {
-    uint64_t t = launch(c, T == 1 ? "gemv" : "gemm", geo_matmul(T, N, wave()));
+    uint64_t t = T == 1 ? launch(c, "gemv", geo_matmul(T, N, K, wave(), cus())) : gemm(c, T, N, K);
     if (twin()) k_matmul(y, x, W, b, T, N, K);
     return emulated(t);
 }

@@ -16,6 +16,8 @@ enum {
     GEMV_ROWS = 4,         /* decode GEMV: one wavefront per output row */
     GEMM_TILE = 32,        /* prefill GEMM: 32x32 outputs per workgroup */
     GEMM_THREADS = 256,    /* each thread 4 outputs of the tile */
+    GEMM_SPLIT_MIN_K = 256, /* split-K: the least K a slice gets (below, its partial tile costs over
+                               a quarter of the weight bytes it reads: 4 KB against 32 rows x 256 x 2) */
     ATT_ROWS = 4           /* prefill attention: query rows per workgroup */
 };
 
@@ -30,9 +32,22 @@ static inline kdims geo_rmsnorm(int rows) { return kd(rows, EW_BLOCK); }
  * tile per workgroup over each expert's own rows (tiles: their count). */
 static inline kdims geo_moe_topk(int T) { return kd(cdiv(T, EW_BLOCK), EW_BLOCK); }
 static inline kdims geo_moe_gemm(int tiles, int N) { return kd(tiles * cdiv(N, GEMM_TILE), GEMM_THREADS); }
-static inline kdims geo_matmul(int T, int N, int wave) {
+/* GEMM (T > 1): a workgroup a 32x32 tile of y. A skinny GEMM (few tokens,
+ * N sharded) has fewer tiles than the device has CUs; split-K, as
+ * hipBLASLt and cuBLAS do, splits the K loop into S slices so tiles x S
+ * workgroups fill them: S = min(cus / tiles, K / GEMM_SPLIT_MIN_K), each
+ * slice a multiple of GEMM_TILE deep; the slices' partial tiles are added
+ * into y (gemm_kernel). gemm_slice_k is one slice's depth, K if unsplit. */
+static inline int gemm_tiles(int T, int N) { return cdiv(N, GEMM_TILE) * cdiv(T, GEMM_TILE); }
+static inline int gemm_slice_k(int T, int N, int K, int cus) {
+    int S = cus / gemm_tiles(T, N), most = K / GEMM_SPLIT_MIN_K;
+    if (S > most) S = most;
+    return S > 1 ? cdiv(cdiv(K, GEMM_TILE), S) * GEMM_TILE : K;
+}
+/* Decode (T == 1): GEMV, a wavefront a row, enough rows to fill any GPU. */
+static inline kdims geo_matmul(int T, int N, int K, int wave, int cus) {
     return T == 1 ? kd(cdiv(N, GEMV_ROWS), GEMV_ROWS * wave)
-                  : kd(cdiv(N, GEMM_TILE) * cdiv(T, GEMM_TILE), GEMM_THREADS);
+                  : kd(gemm_tiles(T, N) * cdiv(K, gemm_slice_k(T, N, K, cus)), GEMM_THREADS);
 }
 static inline kdims geo_rope(int T, int n_heads, int head_dim) { return kd(T * n_heads, head_dim / 2); }
 static inline kdims geo_kv_append(int n) { return kd(n, EW_BLOCK); }

@@ -7,8 +7,14 @@
 
 template <int DT>
 static uint64_t matmul_dt(const kcost *c, float *y, const float *x, const void *w, const float *b, int T, int N, int K, size_t row) {
-    kdims d = geo_matmul(T, N, hip_wave());
-    if (T > 1) return launch(c, "gemm", gemm_kernel<DT>, d, 0, y, x, w, b, T, N, K, row);
+    int cus = rt_device_now()->prof.compute_units, kslice = gemm_slice_k(T, N, K, cus);
+    kdims d = geo_matmul(T, N, K, hip_wave(), cus);
+    if (T > 1 && kslice < K) {   /* split-K: y starts as the bias, the slices add into it */
+        kcost z = *c;
+        z.flops = 0, z.bytes = 4.0 * T * N, z.split = 1;   /* this launch's own: y written once */
+        launch(&z, "gemm_init", gemm_init_kernel, geo_elementwise(T * N), 0, y, b, T, N);
+    }
+    if (T > 1) return launch(c, "gemm", gemm_kernel<DT>, d, 0, y, x, w, b, T, N, K, row, kslice);
     else if constexpr (DT == DT_Q8_0 || DT == DT_Q4_0 || DT == DT_Q4_1)
         return launch(c, "gemv", qgemv_kernel<DT>, d, 0, y, x, w, b, N, K / 32, row);
     else if ((uintptr_t)w % 16 == 0 && row % 16 == 0 && K % vec16<DT>::n == 0)

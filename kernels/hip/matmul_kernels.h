@@ -10,7 +10,8 @@
  * Prefill (T > 1), GEMM: a workgroup computes a 32x32 tile of y, staging
  * 32-wide slices of x and W in LDS so each weight is read from device
  * memory once per 32 tokens instead of once per token. A 32-wide slice of
- * a quantized row is one block, dequantized as it is staged.
+ * a quantized row is one block, dequantized as it is staged. A grid of
+ * fewer tiles than CUs is split along K (geometry.h: split-K).
  */
 #ifndef HIPATH_MATMUL_KERNELS_H
 #define HIPATH_MATMUL_KERNELS_H
@@ -68,20 +69,33 @@ __global__ void qgemv_kernel(float *y, const float *x, const void *W, const floa
     if (lane == 0) y[n] = s + (b ? b[n] : 0.0f);
 }
 
+/* Split-K's first pass: y = b (or 0), for the slices to add into. */
+__global__ void gemm_init_kernel(float *y, const float *b, int T, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < T * N) y[i] = b ? b[i % N] : 0.0f;
+}
+
 /* 32x32 tile of y per workgroup of 256: thread (tn, tt) computes
- * y[tile_t + tt + 8r][tile_n + tn], r = 0..3. */
+ * y[tile_t + tt + 8r][tile_n + tn], r = 0..3, over k in one slice of
+ * kslice (geometry.h's gemm_slice_k). Unsplit (kslice >= K) it stores
+ * the tile with the bias; split, it adds its partial into y, which
+ * gemm_init_kernel set to the bias: an f32 atomic add at L2 a partial,
+ * no workspace and no third pass (the slices' order, and so y's last
+ * bits, vary from run to run). */
 template <int DT>
-__global__ void gemm_kernel(float *y, const float *x, const void *W, const float *b, int T, int N, int K, size_t row_bytes) {
+__global__ void gemm_kernel(float *y, const float *x, const void *W, const float *b, int T, int N, int K, size_t row_bytes,
+                            int kslice) {
     __shared__ float xs[GEMM_TILE][GEMM_TILE + 1], ws[GEMM_TILE][GEMM_TILE + 1];   /* +1: no bank conflicts */
-    int tiles_n = (N + GEMM_TILE - 1) / GEMM_TILE;
-    int n0 = (blockIdx.x % tiles_n) * GEMM_TILE, t0 = (blockIdx.x / tiles_n) * GEMM_TILE;
+    int tiles_n = (N + GEMM_TILE - 1) / GEMM_TILE, tiles = tiles_n * ((T + GEMM_TILE - 1) / GEMM_TILE);
+    int tile = blockIdx.x % tiles, kb = (blockIdx.x / tiles) * kslice, ke = min(K, kb + kslice);
+    int n0 = (tile % tiles_n) * GEMM_TILE, t0 = (tile / tiles_n) * GEMM_TILE;
     int tn = threadIdx.x % GEMM_TILE, tt = threadIdx.x / GEMM_TILE, R = GEMM_THREADS / GEMM_TILE;
     float acc[GEMM_TILE * GEMM_TILE / GEMM_THREADS] = { 0 };
-    for (int k0 = 0; k0 < K; k0 += GEMM_TILE) {
+    for (int k0 = kb; k0 < ke; k0 += GEMM_TILE) {
         for (int e = threadIdx.x; e < GEMM_TILE * GEMM_TILE; e += blockDim.x) {
             int r = e / GEMM_TILE, k = e % GEMM_TILE;   /* consecutive threads, consecutive k: coalesced */
-            xs[r][k] = t0 + r < T && k0 + k < K ? x[(size_t)(t0 + r) * K + k0 + k] : 0.0f;
-            ws[r][k] = n0 + r < N && k0 + k < K ? wload<DT>((const char *)W + (size_t)(n0 + r) * row_bytes, k0 + k) : 0.0f;
+            xs[r][k] = t0 + r < T && k0 + k < ke ? x[(size_t)(t0 + r) * K + k0 + k] : 0.0f;
+            ws[r][k] = n0 + r < N && k0 + k < ke ? wload<DT>((const char *)W + (size_t)(n0 + r) * row_bytes, k0 + k) : 0.0f;
         }
         __syncthreads();
         for (int k = 0; k < GEMM_TILE; k++)
@@ -90,13 +104,15 @@ __global__ void gemm_kernel(float *y, const float *x, const void *W, const float
     }
     for (int r = 0; r < GEMM_TILE / R; r++) {
         int t = t0 + tt + R * r, n = n0 + tn;
-        if (t < T && n < N) y[(size_t)t * N + n] = acc[r] + (b ? b[n] : 0.0f);
+        if (t >= T || n >= N) continue;
+        if (kslice < K) atomicAdd(&y[(size_t)t * N + n], acc[r]);
+        else y[(size_t)t * N + n] = acc[r] + (b ? b[n] : 0.0f);
     }
 }
 
 /* Every instance the launcher (matmul.hip) uses, as name expressions. */
 #define MATMUL_KERNELS(X) \
-    X(gemm_kernel<DT_F32>) X(gemm_kernel<DT_F16>) X(gemm_kernel<DT_BF16>) \
+    X(gemm_init_kernel) X(gemm_kernel<DT_F32>) X(gemm_kernel<DT_F16>) X(gemm_kernel<DT_BF16>) \
     X(gemm_kernel<DT_Q8_0>) X(gemm_kernel<DT_Q4_0>) X(gemm_kernel<DT_Q4_1>) \
     X(gemv_kernel<DT_F32, true>) X(gemv_kernel<DT_F16, true>) X(gemv_kernel<DT_BF16, true>) \
     X(gemv_kernel<DT_F32, false>) X(gemv_kernel<DT_F16, false>) X(gemv_kernel<DT_BF16, false>) \

@@ -151,16 +151,22 @@ static void rope(int head_dim, int adjacent, bool table) {
           e, got, ref);
 }
 
-/* y = x W^T (+ b), the kernel matmul.hip's matmul_dt would pick. */
-template <int DT> static void matmul(int T, int N, int K, int align, bool bias) {
+/* y = x W^T (+ b), the kernel matmul.hip's matmul_dt would pick on a
+ * device of `cus` CUs: a GEMM whose tiles are fewer is split along K. */
+template <int DT> static void matmul(int T, int N, int K, int align, bool bias, int cus = 1) {
     weight W((dtype)DT, N, K, align);
     vec x = rand_vec((size_t)T * K), b = rand_vec(N), got((size_t)T * N), ref(got.size());
     const float *bp = bias ? b.data() : nullptr;
     const void *w = W.t.data;
     size_t row = dtype_row_bytes((dtype)DT, K);
-    kdims d = geo_matmul(T, N, warpSize);
+    int kslice = gemm_slice_k(T, N, K, cus);
+    kdims d = geo_matmul(T, N, K, warpSize, cus);
     std::string e, kind;
-    if (T > 1) kind = "gemm", e = launch(gemm_kernel<DT>, d, 0, got.data(), x.data(), w, bp, T, N, K, row);
+    if (T > 1 && kslice < K) {
+        kind = "gemm split-K " + std::to_string(d.grid / gemm_tiles(T, N)) + "x" + std::to_string(kslice);
+        e = launch(gemm_init_kernel, geo_elementwise(T * N), 0, got.data(), bp, T, N);
+        if (e.empty()) e = launch(gemm_kernel<DT>, d, 0, got.data(), x.data(), w, bp, T, N, K, row, kslice);
+    } else if (T > 1) kind = "gemm", e = launch(gemm_kernel<DT>, d, 0, got.data(), x.data(), w, bp, T, N, K, row, kslice);
     else if constexpr (DT == DT_Q8_0 || DT == DT_Q4_0 || DT == DT_Q4_1)
         kind = "qgemv", e = launch(qgemv_kernel<DT>, d, 0, got.data(), x.data(), w, bp, N, K / 32, row);
     else if ((uintptr_t)w % 16 == 0 && row % 16 == 0 && K % vec16<DT>::n == 0)
@@ -186,6 +192,9 @@ template <int DT> static void matmuls(int K_gemv, int K_odd, int K_gemm) {
     if (K_odd) matmul<DT>(1, 37, K_odd, a, false);
     matmul<DT>(33, 37, K_gemm, a, true);  /* 2x2 tiles, the last ones partial */
 }
+/* Split-K on MI300X's 304 CUs: the 2x2 tiles of 33x37 split in 2 (K = 611:
+ * slices of 320 and 291, the last not a whole tile deep) or 3 (K = 800). */
+template <int DT> static void split_k(int K) { matmul<DT>(33, 37, K, least_align((dtype)DT), true, 304); }
 
 /* One step's batch of sequences, each {pos0, n}: n new rows after pos0
  * cached tokens, in a paged cache of 16-slot blocks (layer 1 of 2) whose
@@ -298,6 +307,8 @@ template <int DT> static void mla(mla_dims d, std::vector<seq_rows> seqs) {
     e = launch(mla_up_v_kernel<DT>, geo_mla_heads(T, H), 0, got.data(), q_lat.data(), W.t.data, H, d.nope, d.v_dim, d.rank, row);
     k_mla_up_v(ref.data(), q_lat.data(), &W.t, T, d);
     check("mla_up_v " + name, e, got, ref);
+}
+
 /* A MoE router: ids (exact) and weights against k_moe_route. Random logits
  * spread wide (no ties within 1e-4 of each other but by chance). */
 static void moe_topk(int T, int E, int k, int sigmoid, int n_group, int topk_group, bool bias) {
@@ -368,6 +379,8 @@ int main(void) {
         matmuls<DT_Q8_0>(352, 0, 160), matmuls<DT_Q4_0>(352, 0, 160), matmuls<DT_Q4_1>(352, 0, 160);
         matmul<DT_F32>(1, 5, 24, 4, false);             /* fewer columns than lanes */
         matmul<DT_F32>(2, 5, 40, 0, false);             /* one partial tile */
+        split_k<DT_F32>(611), split_k<DT_BF16>(800), split_k<DT_Q4_1>(608);
+        matmul<DT_F16>(2, 5, 1000, 2, false, 304);      /* one tile in 3 slices, no bias */
         attention(4, 2, 64, { { 37, 1 } });             /* decode, GQA, a partial last block */
         attention(2, 2, 128, { { 20, 1 } });            /* decode, one KV head per head */
         attention(4, 1, 128, { { 0, 7 } });             /* prefill, MQA, rows no workgroup divides */

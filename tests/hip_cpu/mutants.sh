@@ -53,7 +53,9 @@ mutant elementwise_kernels.h 's|if (i < n) g\[i\]|g[i]|' "silu_mul: no bounds gu
 mutant matmul_kernels.h '0,/__syncthreads();/{//d}' "gemm: no barrier after staging the tiles" tsan
 mutant matmul_kernels.h '/acc\[r\] += /{n;d}' "gemm: no barrier before the next tiles overwrite these" tsan
 mutant matmul_kernels.h 's|ws\[tn\]\[k\]|ws[k][tn]|' "gemm: the weight tile read transposed"
-mutant matmul_kernels.h 's|n0 + r < N \&\& k0 + k < K ? wload|n0 + r < N ? wload|' "gemm: no bound on k for the weights (K not a multiple of 32)"
+mutant matmul_kernels.h 's|n0 + r < N \&\& k0 + k < ke ? wload|n0 + r < N ? wload|' "gemm: no bound on k for the weights (K not a multiple of 32)"
+mutant matmul_kernels.h 's|if (kslice < K) atomicAdd(\&y\[(size_t)t \* N + n\], acc\[r\]);|if (kslice < K) y[(size_t)t * N + n] = acc[r];|' "gemm split-K: a slice stores its partial tile instead of adding it"
+mutant matmul_kernels.h 's|ke = min(K, kb + kslice)|ke = K|' "gemm split-K: each slice runs on to K (the slices overlap)"
 mutant matmul_kernels.h '/whole wavefronts leave together/d' "gemv: no early return for rows past N"
 mutant matmul_kernels.h 's|if (n >= N) return;   /\* whole|if (n >= N \|\| lane >= K) return;   /* whole|' "gemv: lanes with no column return before the butterfly"
 mutant matmul_kernels.h 's|blockIdx.x \* (blockDim.x / warpSize)|blockIdx.x * (blockDim.x / 64)|' "gemv, qgemv: rows per workgroup for 64 lanes assumed"

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include "layers/gpu/sim.h"
 #include "kernels/hip/geometry.h"
 
@@ -64,17 +65,42 @@ static void wavefronts_from_geometry(void **state) {
     gpu_profile p = dev96();
     sim_kernel k;
     char err[256];
-    kdims d = geo_matmul(1, 896, p.wavefront_size);        /* decode GEMV, 896 rows */
+    kdims d = geo_matmul(1, 896, 896, p.wavefront_size, p.compute_units);        /* decode GEMV, 896 rows */
     assert_int_equal(d.grid, 224);                          /* 4 rows per workgroup */
     assert_int_equal(d.block, 128);
     assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);                    /* one per row */
     p.wavefront_size = 64;
-    d = geo_matmul(1, 896, p.wavefront_size);
+    d = geo_matmul(1, 896, 896, p.wavefront_size, p.compute_units);
     assert_int_equal(sim_model(&p, d.grid, d.block, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 896);
     assert_int_equal(sim_model(&p, 1, 100, 1, 1, p.peak.fp32, &k, err, sizeof err), 0);
     assert_int_equal(k.wavefronts, 2);                      /* 100 threads: 2 wave64 */
+}
+
+/* Split-K (geometry.h), worked by hand on MI300X's 304 CUs. T = 2,
+ * N = 1024, K = 8192: 32 tiles, S = min(304/32, 8192/256) = 9 slices of
+ * ceil(256/9) = 29 tiles' depth (928), 32 x 9 = 288 workgroups. N = 128,
+ * K = 1024: 4 tiles, S = min(76, 4) = 4 slices of 256. N = 9728: 304
+ * tiles, unsplit. On dev96, R = 96e6 bytes over 288 workgroups fill the
+ * bandwidth: 100 us + 5 us, where the unsplit 32 got 32/96 of it, 300 us. */
+static void split_k_fills_the_cus(void **state) {
+    (void)state;
+    assert_int_equal(gemm_slice_k(2, 1024, 8192, 304), 928);
+    assert_int_equal(geo_matmul(2, 1024, 8192, 64, 304).grid, 288);
+    assert_int_equal(gemm_slice_k(2, 128, 1024, 304), 256);
+    assert_int_equal(geo_matmul(2, 128, 1024, 64, 304).grid, 16);
+    assert_int_equal(gemm_slice_k(2, 9728, 8192, 304), 8192);
+    assert_int_equal(geo_matmul(2, 9728, 8192, 64, 304).grid, 304);
+    assert_int_equal(gemm_slice_k(2, 1024, 300, 304), 300);   /* under 2 x 256: never split */
+    gpu_profile p = dev96();
+    sim_kernel k;
+    char err[256];
+    assert_int_equal(sim_model(&p, geo_matmul(2, 1024, 8192, 32, 96).grid, 256, 0, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_int_equal(k.workgroups, 96);                     /* 32 tiles x 3 slices */
+    assert_true(fabs(k.total_s - 105e-6) < 1e-12);
+    assert_int_equal(sim_model(&p, 32, 256, 0, 96e6, p.peak.fp32, &k, err, sizeof err), 0);
+    assert_true(fabs(k.total_s - 305e-6) < 1e-12);
 }
 
 /* A matmul computes at its weights' dtype's peak (matrix cores), anything
@@ -135,6 +161,7 @@ int main(void) {
         cmocka_unit_test(small_grid_one_wave),
         cmocka_unit_test(full_grid_meets_the_bound),
         cmocka_unit_test(wavefronts_from_geometry),
+        cmocka_unit_test(split_k_fills_the_cus),
         cmocka_unit_test(matmul_at_its_dtypes_peak),
         cmocka_unit_test(refuses_bad_profiles),
         cmocka_unit_test(kernel_classes),

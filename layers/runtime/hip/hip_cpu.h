@@ -58,6 +58,17 @@ inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+/* f32 atomicAdd: a compare-and-swap on its bits, an atomic to ThreadSanitizer too. */
+inline float atomicAdd(float *p, float v) {
+    unsigned *u = (unsigned *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), sum;
+    float f;
+    do {
+        memcpy(&f, &old, 4);
+        float s = f + v;
+        memcpy(&sum, &s, 4);
+    } while (!__atomic_compare_exchange_n(u, &old, sum, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return f;
+}
 
 namespace hip_cpu {
 

@@ -94,13 +94,18 @@ inline const char *hipGetErrorString(hipError_t e) {
 }
 inline hipError_t hipGetLastError() { hipError_t e = hip_cpu_api::last; hip_cpu_api::last = hipSuccess; return e; }
 
-/* One device; its wavefront is $HIPATH_CPU_WAVE (32 or 64, default 64). */
+/* One device; its wavefront is $HIPATH_CPU_WAVE (32 or 64, default 64), its
+ * compute units $HIPATH_CPU_CUS (default a core each: a GPU's count makes
+ * the launchers shape their grids as on that GPU, split-K included). */
 inline hipError_t hipGetDeviceCount(int *n) { *n = 1; return hipSuccess; }
 inline hipError_t hipSetDevice(int n) {
     const char *w = getenv("HIPATH_CPU_WAVE");
     if (n != 0) return hip_cpu_api::fail(hipErrorInvalidDevice, "HIP on the CPU has one device, 0");
     if (w && *w && strcmp(w, "32") && strcmp(w, "64"))
         return hip_cpu_api::fail(hipErrorInvalidValue, std::string("HIPATH_CPU_WAVE=") + w + ": expected 32 or 64");
+    const char *c = getenv("HIPATH_CPU_CUS");
+    if (c && *c && !(atoi(c) > 0 && atoi(c) <= 4096))
+        return hip_cpu_api::fail(hipErrorInvalidValue, std::string("HIPATH_CPU_CUS=") + c + ": expected 1 to 4096");
     warpSize = w && !strcmp(w, "32") ? 32 : 64;
     return hipSuccess;
 }
@@ -111,7 +116,8 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t *p, int n) {
     snprintf(p->gcnArchName, sizeof p->gcnArchName, "cpu-wave%d", warpSize);
     p->totalGlobalMem = hip_cpu_api::MEMORY;
     p->maxSharedMemoryPerMultiProcessor = 48 * 1024;   /* the launch's cap on dynamic LDS */
-    p->multiProcessorCount = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const char *c = getenv("HIPATH_CPU_CUS");
+    p->multiProcessorCount = c && *c ? atoi(c) : (int)sysconf(_SC_NPROCESSORS_ONLN);
     p->warpSize = warpSize;
     return hipSuccess;
 }
