@@ -105,6 +105,12 @@ d, f, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
 hd = cfg.get("head_dim") or d // cfg["num_attention_heads"]
 qd, kvd = cfg["num_attention_heads"] * hd, cfg["num_key_value_heads"] * hd
 SHAPE = dict(q_proj=(d, qd), k_proj=(d, kvd), v_proj=(d, kvd), o_proj=(qd, d), gate_proj=(d, f), up_proj=(d, f), down_proj=(f, d), lm_head=(d, V))
+def cdiv(a, b): return -(-a // b)
+def split_k(T, N, K, cus):
+    """geometry.h's split-K rule: S slices of a whole number of 32-deep tiles when the GEMM's
+    32x32 tiles are fewer than the CUs (S = min(cus / tiles, K / 256))."""
+    S = min(cus // (cdiv(N, 32) * cdiv(T, 32)), K // 256)
+    return cdiv(K, cdiv(cdiv(K, 32), S) * 32) if S > 1 else 1
 for k in range(0, len(steps), 100):
     ids = steps[k][4]
     sampled = len(json.loads(steps[k][3])) - sum(c["to"] < c["of"] for c in json.loads(steps[k][2]))
@@ -117,7 +123,9 @@ for k in range(0, len(steps), 100):
     for op, a in gemms:
         i, o = SHAPE[op]
         m = sampled if op == "lm_head" else ids
-        check(a["flops"] == 2 * m * i * o and a["bytes"] == 2 * i * o + 4 * m * (i + o), f"step {k} {op}: FLOPs and bytes from the config")
+        S = split_k(m, o, i, gpu["compute_units"])   # split: a first pass writes y, then S read-modify-writes of it
+        check(a["flops"] == 2 * m * i * o and a["bytes"] == 2 * i * o + 4 * m * (i + o) + (4 * m * o * (2 * S - 1) if S > 1 else 0),
+              f"step {k} {op}: FLOPs and bytes from the config (split-K in {S})")
     check(len(gemms) == 7 * cfg["num_hidden_layers"] + (sampled > 0), f"step {k}: 7 GEMMs a layer and the LM head when it samples: {len(gemms)}")
 print(f"the excerpt by hand: {same} of {len(steps)} steps composed alike; steps {list(range(0, len(steps), 100))} timed kernel by kernel")
 done()
