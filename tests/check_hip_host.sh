@@ -8,9 +8,10 @@
 # gives, greedy, each chosen and top-5 logprob within TOL, at wavefronts
 # of 32 and 64:
 #   generate on models/tiny-hi (a chat prompt of 42 tokens: three KV
-#     blocks of 16, prefill then 8 decodes) and on the five random models
-#     of tests/ref/make_models.py (f32, f16, bf16, biases, q/k norms, GQA
-#     and MQA, two shards; 36 prompt ids, 12 tokens);
+#     blocks of 16, prefill then 8 decodes; and once on 304 CUs at 64, where
+#     a GEMM splits K) and on the random models of tests/ref/make_models.py
+#     (f32, f16, bf16, biases, q/k norms, GQA and MQA, two shards, MLA; 36
+#     prompt ids, 12 tokens), each at one wavefront, the two taking turns;
 #   serve with three requests (tiny-hi, /v1/completions), against serve
 #     --device cpu: one of 1 token and 16 out, streamed; once its first
 #     token is back, two more (44 and 4 tokens, 8 out). Their prefills
@@ -87,9 +88,13 @@ gen tiny-hi models/tiny-hi --max-tokens 8 \
 HIPATH_CPU_CUS=304 WAVES=64 gen "tiny-hi on 304 CUs" models/tiny-hi --max-tokens 8 \
   --prompt "Hi! This message is long enough that its prompt fills three blocks of the KV cache."
 IDS=$(python3 -c "print(','.join(str((7 * i * i + 3) % 251 + 3) for i in range(36)))")
+# each reference model at one wavefront, the two taking turns (tiny-hi above runs both;
+# tests/hip_cpu runs every kernel at both): each model still against the cpu
+w=32
 for m in "$OUT"/models/*/; do
   case $(basename "$m") in bad-*) continue;; esac
-  gen "$(basename "$m")" "$m" --prompt-ids "$IDS" --max-tokens 12
+  WAVES=$w gen "$(basename "$m")" "$m" --prompt-ids "$IDS" --max-tokens 12
+  w=$((96 - w))
 done
 
 # The driver's bookkeeping, from a trace.
