@@ -8,6 +8,7 @@
 #include "layers/ops/op_cost.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int op_moe_supported(void) {
@@ -25,32 +26,41 @@ static uint64_t splitmix64(uint64_t *s) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-/* One expert of E drawn: uniform, or Zipf of exponent skew (--expert-skew):
- * P(e) = (e + 1)^-skew / sum_i (i + 1)^-skew. */
+/* One expert of E drawn: uniform (P NULL), or Zipf of exponent skew
+ * (--expert-skew): P[e] = (e + 1)^-skew / sum_i (i + 1)^-skew. */
 static double skew;
 void op_moe_skew(double s) { skew = s; }
-static int moe_draw_dist(uint64_t *s, int E) {
-    if (skew <= 0) return (int)(splitmix64(s) % (uint64_t)E);
-    double sum = 0, u = (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
-    for (int e = 0; e < E; e++) sum += pow(e + 1.0, -skew);
+static int moe_draw_dist(uint64_t *s, int E, const double *P) {
+    if (!P) return (int)(splitmix64(s) % (uint64_t)E);
+    double u = (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
     for (int e = 0; e < E; e++)
-        if ((u -= pow(e + 1.0, -skew) / sum) < 0) return e;
+        if ((u -= P[e]) < 0) return e;
     return E - 1;
 }
+/* Zipf's P, once for a step's layer rather than once a draw. */
+static double *zipf(int E) {
+    double sum = 0, *P = malloc((size_t)E * sizeof *P);
+    if (!P) { fprintf(stderr, "hipath: layer 4 ops: out of memory for the experts' routing\n"); abort(); }
+    for (int e = 0; e < E; e++) sum += pow(e + 1.0, -skew);
+    for (int e = 0; e < E; e++) P[e] = pow(e + 1.0, -skew) / sum;
+    return P;
+}
 static void draw(int *ids, int T, const moe_gate *g, int64_t step, int layer) {
+    double *P = skew > 0 ? zipf(g->n_experts) : NULL;
     for (int t = 0; t < T; t++) {
         uint64_t s = ((uint64_t)step << 40) ^ ((uint64_t)layer << 24) ^ (uint64_t)t;
         int *id = ids + (size_t)t * g->k;
         for (int j = 0; j < g->k; j++) {
             int e, again;
             do {   /* k distinct: draw again on a repeat */
-                e = moe_draw_dist(&s, g->n_experts);
+                e = moe_draw_dist(&s, g->n_experts, P);
                 again = 0;
                 for (int i = 0; i < j; i++) again |= id[i] == e;
             } while (again);
             id[j] = e;
         }
     }
+    free(P);
 }
 
 /* Counting sort of the slots by expert. */
